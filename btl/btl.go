@@ -1,0 +1,109 @@
+// Package btl defines the byte transfer layer: the small interface through
+// which the PML moves fragments between the ranks of a job, and the
+// attributes by which the PML chooses a protocol per message.
+//
+// Lifecycle: a component (btl/self, btl/sm) is built by the root package at
+// Init from the resolved MCA parameters, selected by the `btl` selector
+// parameter. The PML registers one receive callback per Tag, then calls Send
+// and Progress until Close.
+//
+// Ownership rules (the part every implementation must honour):
+//   - Send copies hdr before it returns, always.
+//   - Send returns copied=true when payload has been copied out too (into a
+//     FIFO slot, a shared fragment, or a pending-queue entry holding its own
+//     copy); the caller may reuse payload at once and no completion follows.
+//   - Send returns copied=false when it had no fragment to copy payload into:
+//     the BTL keeps a reference to payload on the peer's pending queue and
+//     calls c.SendDone exactly once when payload has been copied out (err nil)
+//     or can never be (err wraps errs.ErrPeerLost). Until then the caller must
+//     not modify payload.
+//   - A RecvFunc's data (header then payload) is valid only during the call;
+//     the BTL returns the fragment to its sender after the callback returns.
+//
+// Ordering: fragments from one sender to one receiver through one module are
+// delivered in Send order, pending queues included (while a peer's pending
+// queue is non-empty, new sends join its tail).
+//
+// Concurrency: Send, Progress and the accessors are safe for concurrent use by
+// many goroutines. RecvFuncs and the peer-lost handler are called from inside
+// Progress, by one goroutine at a time; they must not call Progress, but they
+// may call Send.
+package btl
+
+import (
+	"time"
+)
+
+// Tag selects the receive callback of a fragment; like Open MPI's
+// MCA_BTL_TAG_PML, the PML owns a range of them.
+type Tag uint8
+
+// Tags used by the PML. The BTLs reserve no tag of their own in this range.
+const (
+	TagPMLMatch Tag = 1 + iota // eager match header + payload
+	TagPMLRndv                 // rendezvous header + first chunk
+	TagPMLAck                  // rendezvous / sync acknowledgement
+	TagPMLFrag                 // rendezvous pipeline fragment
+	TagPMLFin                  // single-copy read finished
+	TagPMLCtl                  // PML control messages (Dup agreement, barrier, back-pressure)
+	NumTags                    // number of tags a module must support
+)
+
+// MaxHeader is the largest hdr accepted by Send.
+const MaxHeader = 64
+
+// Attributes describe a module to the PML.
+type Attributes struct {
+	EagerLimit  int  // largest payload (header not counted) the PML may send eagerly
+	MaxSendSize int  // largest payload of one Send
+	Latency     int  // relative latency, lower is better (Open MPI: self 0, sm 1)
+	Bandwidth   int  // relative bandwidth in MB/s
+	Exclusivity int  // a higher-exclusivity module that reaches a peer wins it
+	SingleCopy  bool // ReadFrom works for every reachable peer (process_vm_readv probed)
+}
+
+// RecvFunc handles one arriving fragment from world rank src. data is the
+// header and payload as sent; it must not be retained after the call.
+type RecvFunc func(src int, data []byte)
+
+// Completion is told when a Send that returned copied=false has copied its
+// payload out (err == nil) or never will (err wraps errs.ErrPeerLost).
+type Completion interface {
+	SendDone(err error)
+}
+
+// Module is one transport instance inside one rank.
+type Module interface {
+	// Name is the component name ("self", "sm").
+	Name() string
+	// Attributes are fixed after construction.
+	Attributes() Attributes
+	// Reachable reports whether the module can carry fragments to world rank peer.
+	Reachable(peer int) bool
+	// Register installs fn for fragments carrying tag. Call before the first
+	// Progress; registering a tag twice replaces the callback.
+	Register(tag Tag, fn RecvFunc)
+	// OnPeerLost installs fn, called from Progress once per peer whose process
+	// has ended. After it, Send to that peer fails with errs.ErrPeerLost and
+	// every pending Completion for the peer gets that error.
+	OnPeerLost(fn func(peer int))
+	// Send queues hdr (len ≤ MaxHeader) and payload (len ≤ MaxSendSize) to
+	// peer under tag; see the package doc for who owns payload afterwards.
+	Send(peer int, tag Tag, hdr, payload []byte, c Completion) (copied bool, err error)
+	// Progress delivers arrived fragments to their callbacks, handles acks,
+	// and retries every pending queue. It returns the number of events handled.
+	Progress() int
+	// Sleep blocks until another rank signals work for this rank, Wake is
+	// called, or d elapses (d <= 0 means no timeout). It returns at once when
+	// work is already visible. Only one goroutine of a process may Sleep at a
+	// time.
+	Sleep(d time.Duration)
+	// Wake ends a Sleep in progress in this process (or the next one, if none
+	// is in progress).
+	Wake()
+	// ReadFrom copies len(dst) bytes from address addr of peer's memory into
+	// dst (single copy). Only valid when Attributes().SingleCopy.
+	ReadFrom(peer int, addr uintptr, dst []byte) error
+	// Close releases the module's resources. Sends still pending are dropped.
+	Close() error
+}
