@@ -8,6 +8,11 @@ package gorun
 import (
 	"context"
 	"errors"
+	"os"
+	"strconv"
+	"sync"
+
+	"github.com/gorun-mpi/gorun/launcher"
 
 	"github.com/gorun-mpi/gorun/internal/errs"
 )
@@ -44,13 +49,12 @@ type Comm struct{ rank, size int }
 // Request is a nonblocking operation.
 type Request struct{}
 
-func Init() (*Comm, error)                                       { return nil, errTODO }
 func Finalize() error                                            { return errTODO }
 func (c *Comm) Rank() int                                        { return c.rank }
 func (c *Comm) Size() int                                        { return c.size }
 func (c *Comm) Dup() (*Comm, error)                              { return nil, errTODO }
 func (c *Comm) Barrier() error                                   { return errTODO }
-func (c *Comm) Abort(code int)                                   {}
+func (c *Comm) Abort(code int)                                   { launcher.Abort(code) }
 func (c *Comm) Send(buf []byte, dest, tag int) error             { return errTODO }
 func (c *Comm) Ssend(buf []byte, dest, tag int) error            { return errTODO }
 func (c *Comm) Recv(buf []byte, source, tag int) (Status, error) { return Status{}, errTODO }
@@ -79,3 +83,28 @@ type Scalar interface {
 
 func SendSlice[T Scalar](c *Comm, s []T, dest, tag int) error             { return errTODO }
 func RecvSlice[T Scalar](c *Comm, s []T, source, tag int) (Status, error) { return Status{}, errTODO }
+
+var initOnce struct {
+	sync.Mutex
+	world *Comm
+}
+
+// Init joins the job started by gorun and returns the world communicator.
+// (Temporary minimal version: rank and size from the environment.)
+func Init() (*Comm, error) {
+	initOnce.Lock()
+	defer initOnce.Unlock()
+	if initOnce.world != nil {
+		return initOnce.world, nil
+	}
+	c := &Comm{rank: 0, size: 1}
+	if r := os.Getenv("GORUN_RANK"); r != "" {
+		c.rank, _ = strconv.Atoi(r)
+		c.size, _ = strconv.Atoi(os.Getenv("GORUN_SIZE"))
+		if err := launcher.RankInit(); err != nil {
+			return nil, err
+		}
+	}
+	initOnce.world = c
+	return c, nil
+}
