@@ -1,0 +1,183 @@
+package pml
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gorun-mpi/gorun/btl"
+	"github.com/gorun-mpi/gorun/internal/errs"
+)
+
+// fakeNet connects n fake BTL modules inside one process. Send copies the
+// fragment into the destination's queue (or, when starve is set, keeps a
+// reference and copies it at the next Progress, to exercise copied=false);
+// Progress delivers queued fragments in order.
+type fakeNet struct {
+	mu    sync.Mutex
+	mods  []*fakeMod
+	eager int
+	max   int
+	rget  bool
+	limit int64 // the PMLs' UnexpectedLimit
+	// starve makes every Send with a payload return copied=false.
+	starve bool
+}
+
+type fakeFrag struct {
+	src  int
+	tag  btl.Tag
+	data []byte
+}
+
+type owed struct {
+	dst     int
+	tag     btl.Tag
+	hdr     []byte
+	payload []byte
+	c       btl.Completion
+}
+
+type fakeMod struct {
+	net      *fakeNet
+	rank     int
+	mu       sync.Mutex
+	q        []fakeFrag
+	owe      []owed
+	cbs      [btl.NumTags]btl.RecvFunc
+	lost     func(int)
+	wake     chan struct{}
+	dead     bool
+	peerDead map[int]bool
+}
+
+func newFakeNet(n, eager, max int) *fakeNet {
+	f := &fakeNet{eager: eager, max: max, limit: 1 << 20}
+	for i := 0; i < n; i++ {
+		f.mods = append(f.mods, &fakeMod{net: f, rank: i, wake: make(chan struct{}, 1), peerDead: map[int]bool{}})
+	}
+	return f
+}
+
+func (m *fakeMod) Name() string { return "fake" }
+func (m *fakeMod) Attributes() btl.Attributes {
+	return btl.Attributes{EagerLimit: m.net.eager, MaxSendSize: m.net.max, SingleCopy: m.net.rget, Exclusivity: 1}
+}
+func (m *fakeMod) Reachable(peer int) bool             { return peer >= 0 && peer < len(m.net.mods) }
+func (m *fakeMod) Register(t btl.Tag, fn btl.RecvFunc) { m.cbs[t] = fn }
+func (m *fakeMod) OnPeerLost(fn func(int))             { m.lost = fn }
+
+func (m *fakeMod) Send(peer int, tag btl.Tag, hdr, payload []byte, c btl.Completion) (bool, error) {
+	if len(hdr) > btl.MaxHeader || len(payload) > m.net.max {
+		return false, fmt.Errorf("fake: send of %d+%d bytes", len(hdr), len(payload))
+	}
+	m.mu.Lock()
+	if m.peerDead[peer] {
+		m.mu.Unlock()
+		return false, fmt.Errorf("fake: rank %d: %w", peer, errs.ErrPeerLost)
+	}
+	if m.net.starve && len(payload) > 0 && c != nil {
+		m.owe = append(m.owe, owed{peer, tag, append([]byte(nil), hdr...), payload, c})
+		m.mu.Unlock()
+		return false, nil
+	}
+	if len(m.owe) > 0 { // keep order behind owed sends
+		m.owe = append(m.owe, owed{peer, tag, append([]byte(nil), hdr...), append([]byte(nil), payload...), nil})
+		m.mu.Unlock()
+		return true, nil
+	}
+	m.mu.Unlock()
+	m.deliverTo(peer, tag, hdr, payload)
+	return true, nil
+}
+
+func (m *fakeMod) deliverTo(peer int, tag btl.Tag, hdr, payload []byte) {
+	d := m.net.mods[peer]
+	data := make([]byte, 0, len(hdr)+len(payload))
+	data = append(append(data, hdr...), payload...)
+	d.mu.Lock()
+	d.q = append(d.q, fakeFrag{m.rank, tag, data})
+	d.mu.Unlock()
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (m *fakeMod) Progress() int {
+	m.mu.Lock()
+	owe := m.owe
+	m.owe = nil
+	m.mu.Unlock()
+	n := 0
+	for _, o := range owe {
+		m.deliverTo(o.dst, o.tag, o.hdr, o.payload)
+		if o.c != nil {
+			o.c.SendDone(nil)
+		}
+		n++
+	}
+	m.mu.Lock()
+	q := m.q
+	m.q = nil
+	m.mu.Unlock()
+	for _, f := range q {
+		m.cbs[f.tag](f.src, f.data)
+		n++
+	}
+	return n
+}
+
+func (m *fakeMod) Sleep(d time.Duration) {
+	m.mu.Lock()
+	busy := len(m.q) > 0 || len(m.owe) > 0
+	m.mu.Unlock()
+	if busy {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-m.wake:
+	case <-t.C:
+	}
+}
+
+func (m *fakeMod) Wake() {
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (m *fakeMod) ReadFrom(peer int, addr uintptr, dst []byte) error {
+	// Same process: process_vm_readv on ourselves needs no ptrace permission.
+	local := []unix.Iovec{{Base: unsafe.SliceData(dst), Len: uint64(len(dst))}}
+	remote := []unix.RemoteIovec{{Base: addr, Len: len(dst)}}
+	n, err := unix.ProcessVMReadv(os.Getpid(), local, remote, 0)
+	if err == nil && n != len(dst) {
+		err = fmt.Errorf("fake: short read %d of %d", n, len(dst))
+	}
+	return err
+}
+
+func (m *fakeMod) Close() error { return nil }
+
+// kill marks rank dead for every other module and tells their PMLs.
+func (f *fakeNet) kill(rank int) {
+	for _, m := range f.mods {
+		if m.rank == rank {
+			continue
+		}
+		m.mu.Lock()
+		m.peerDead[rank] = true
+		m.mu.Unlock()
+		if m.lost != nil {
+			m.lost(rank)
+		}
+	}
+}

@@ -1,0 +1,174 @@
+package pml
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// Wire headers, little endian, fixed sizes. The BTL tag says which header a
+// fragment starts with.
+//
+//	MATCH (btl.TagPMLMatch) 16 B: ctx u32 | tag u32 | seq u32 | flags u32 [| sreq u64 if flagSync]
+//	RNDV  (btl.TagPMLRndv)  40 B: ctx u32 | tag u32 | seq u32 | flags u32 | sreq u64 | len u64 | addr u64
+//	ACK   (btl.TagPMLAck)   24 B: sreq u64 | rreq u64 | want u64
+//	FRAG  (btl.TagPMLFrag)  16 B: rreq u64 | off u64
+//	FIN   (btl.TagPMLFin)    8 B: sreq u64
+//	CTL   (btl.TagPMLCtl)    8 B: kind u32 | arg u32
+const (
+	matchHdrLen     = 16
+	matchSyncHdrLen = 24
+	rndvHdrLen      = 40
+	ackHdrLen       = 24
+	fragHdrLen      = 16
+	finHdrLen       = 8
+	ctlHdrLen       = 8
+)
+
+// Header flags (MATCH and RNDV).
+const (
+	flagSync = 1 << iota // sender waits for the receiver's match ACK
+	flagRget             // receiver may read the payload at addr (single copy)
+)
+
+// CTL kinds.
+const (
+	ctlCredit = 1 // receiver → sender: arg more bytes of eager credit
+)
+
+// matchHdr is the envelope shared by MATCH and RNDV.
+type matchHdr struct {
+	ctx   uint32
+	tag   int32
+	seq   uint32
+	flags uint32
+	sreq  uint64 // MATCH+flagSync, RNDV
+	size  uint64 // RNDV: full message length
+	addr  uint64 // RNDV+flagRget: sender's buffer address
+}
+
+var le = binary.LittleEndian
+
+func (h *matchHdr) encodeMatch(b []byte) []byte {
+	b = b[:matchHdrLen]
+	le.PutUint32(b[0:], h.ctx)
+	le.PutUint32(b[4:], uint32(h.tag))
+	le.PutUint32(b[8:], h.seq)
+	le.PutUint32(b[12:], h.flags)
+	if h.flags&flagSync != 0 {
+		b = b[:matchSyncHdrLen]
+		le.PutUint64(b[16:], h.sreq)
+	}
+	return b
+}
+
+func (h *matchHdr) encodeRndv(b []byte) []byte {
+	b = b[:rndvHdrLen]
+	le.PutUint32(b[0:], h.ctx)
+	le.PutUint32(b[4:], uint32(h.tag))
+	le.PutUint32(b[8:], h.seq)
+	le.PutUint32(b[12:], h.flags)
+	le.PutUint64(b[16:], h.sreq)
+	le.PutUint64(b[24:], h.size)
+	le.PutUint64(b[32:], h.addr)
+	return b
+}
+
+// decodeMatch parses a MATCH fragment and returns the payload.
+func decodeMatch(b []byte, h *matchHdr) ([]byte, error) {
+	if len(b) < matchHdrLen {
+		return nil, fmt.Errorf("pml: MATCH fragment of %d bytes, want at least %d", len(b), matchHdrLen)
+	}
+	h.ctx = le.Uint32(b[0:])
+	h.tag = int32(le.Uint32(b[4:]))
+	h.seq = le.Uint32(b[8:])
+	h.flags = le.Uint32(b[12:])
+	h.sreq, h.size, h.addr = 0, 0, 0
+	n := matchHdrLen
+	if h.flags&flagSync != 0 {
+		if len(b) < matchSyncHdrLen {
+			return nil, fmt.Errorf("pml: sync MATCH fragment of %d bytes, want at least %d", len(b), matchSyncHdrLen)
+		}
+		h.sreq = le.Uint64(b[16:])
+		n = matchSyncHdrLen
+	}
+	if h.tag < 0 || h.flags&^flagSync != 0 {
+		return nil, fmt.Errorf("pml: MATCH header with tag %d flags %#x", h.tag, h.flags)
+	}
+	h.size = uint64(len(b) - n)
+	return b[n:], nil
+}
+
+// decodeRndv parses a RNDV fragment and returns the first chunk.
+func decodeRndv(b []byte, h *matchHdr) ([]byte, error) {
+	if len(b) < rndvHdrLen {
+		return nil, fmt.Errorf("pml: RNDV fragment of %d bytes, want at least %d", len(b), rndvHdrLen)
+	}
+	h.ctx = le.Uint32(b[0:])
+	h.tag = int32(le.Uint32(b[4:]))
+	h.seq = le.Uint32(b[8:])
+	h.flags = le.Uint32(b[12:])
+	h.sreq = le.Uint64(b[16:])
+	h.size = le.Uint64(b[24:])
+	h.addr = le.Uint64(b[32:])
+	chunk := b[rndvHdrLen:]
+	if h.tag < 0 || h.flags&^(flagSync|flagRget) != 0 || uint64(len(chunk)) > h.size || h.size > 1<<47 {
+		return nil, fmt.Errorf("pml: RNDV header with tag %d flags %#x length %d and a chunk of %d bytes", h.tag, h.flags, h.size, len(chunk))
+	}
+	return chunk, nil
+}
+
+func encodeAck(b []byte, sreq, rreq, want uint64) []byte {
+	b = b[:ackHdrLen]
+	le.PutUint64(b[0:], sreq)
+	le.PutUint64(b[8:], rreq)
+	le.PutUint64(b[16:], want)
+	return b
+}
+
+func decodeAck(b []byte) (sreq, rreq, want uint64, err error) {
+	if len(b) != ackHdrLen {
+		return 0, 0, 0, fmt.Errorf("pml: ACK fragment of %d bytes, want %d", len(b), ackHdrLen)
+	}
+	return le.Uint64(b[0:]), le.Uint64(b[8:]), le.Uint64(b[16:]), nil
+}
+
+func encodeFrag(b []byte, rreq, off uint64) []byte {
+	b = b[:fragHdrLen]
+	le.PutUint64(b[0:], rreq)
+	le.PutUint64(b[8:], off)
+	return b
+}
+
+func decodeFrag(b []byte) (rreq, off uint64, payload []byte, err error) {
+	if len(b) < fragHdrLen {
+		return 0, 0, nil, fmt.Errorf("pml: FRAG fragment of %d bytes, want at least %d", len(b), fragHdrLen)
+	}
+	return le.Uint64(b[0:]), le.Uint64(b[8:]), b[fragHdrLen:], nil
+}
+
+func encodeFin(b []byte, sreq uint64) []byte {
+	b = b[:finHdrLen]
+	le.PutUint64(b[0:], sreq)
+	return b
+}
+
+func decodeFin(b []byte) (uint64, error) {
+	if len(b) != finHdrLen {
+		return 0, fmt.Errorf("pml: FIN fragment of %d bytes, want %d", len(b), finHdrLen)
+	}
+	return le.Uint64(b), nil
+}
+
+func encodeCtl(b []byte, kind, arg uint32) []byte {
+	b = b[:ctlHdrLen]
+	le.PutUint32(b[0:], kind)
+	le.PutUint32(b[4:], arg)
+	return b
+}
+
+func decodeCtl(b []byte) (kind, arg uint32, err error) {
+	if len(b) != ctlHdrLen {
+		return 0, 0, fmt.Errorf("pml: CTL fragment of %d bytes, want %d", len(b), ctlHdrLen)
+	}
+	return le.Uint32(b[0:]), le.Uint32(b[4:]), nil
+}

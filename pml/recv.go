@@ -1,0 +1,166 @@
+package pml
+
+import (
+	"fmt"
+
+	"github.com/gorun-mpi/gorun/btl"
+	"github.com/gorun-mpi/gorun/internal/errs"
+	"github.com/gorun-mpi/gorun/pml/match"
+)
+
+// unexp is an arrived message that is parked or waits for its receive.
+type unexp struct {
+	rndv    bool
+	h       matchHdr
+	payload []byte // eager payload, or the RNDV first chunk (a private copy)
+}
+
+// onMatch handles an eager MATCH fragment.
+func (p *PML) onMatch(src int, data []byte) {
+	var h matchHdr
+	payload, err := decodeMatch(data, &h)
+	if err != nil {
+		p.log.Error("dropping a malformed fragment", "from", src, "error", err)
+		return
+	}
+	p.arrive(src, &h, false, payload)
+}
+
+// onRndv handles a RNDV fragment.
+func (p *PML) onRndv(src int, data []byte) {
+	var h matchHdr
+	chunk, err := decodeRndv(data, &h)
+	if err != nil {
+		p.log.Error("dropping a malformed fragment", "from", src, "error", err)
+		return
+	}
+	p.arrive(src, &h, true, chunk)
+}
+
+// arrive matches one arrived message and delivers every pair that follows.
+func (p *PML) arrive(src int, h *matchHdr, rndv bool, payload []byte) {
+	if src < 0 || src >= len(p.peers) {
+		p.log.Error("fragment from an unknown rank", "from", src)
+		return
+	}
+	p.mu.Lock()
+	m := &match.Msg{Envelope: match.Envelope{Ctx: h.ctx, Src: src, Tag: int(h.tag), Seq: h.seq}}
+	pairs := p.eng.Arrive(m, p.pairs[:0])
+	kept := true
+	for _, pr := range pairs {
+		if pr.Msg == m {
+			kept = false
+		}
+	}
+	if kept {
+		// Parked or unexpected: it outlives this callback, so copy it.
+		u := &unexp{rndv: rndv, h: *h, payload: append([]byte(nil), payload...)}
+		m.Data = u
+		p.unexpBytes += int64(len(payload))
+	}
+	for i, pr := range pairs {
+		r := pr.Recv.Data.(*Request)
+		if pr.Msg == m {
+			p.deliverLocked(r, src, h, rndv, payload)
+		} else {
+			p.deliverUnexpLocked(r, pr.Msg)
+		}
+		pairs[i] = match.Pair{}
+	}
+	p.pairs = pairs[:0]
+	p.mu.Unlock()
+}
+
+// deliverUnexpLocked delivers a stored message to r.
+func (p *PML) deliverUnexpLocked(r *Request, m *match.Msg) {
+	u := m.Data.(*unexp)
+	p.unexpBytes -= int64(len(u.payload))
+	p.deliverLocked(r, m.Src, &u.h, u.rndv, u.payload)
+}
+
+// deliverLocked hands a matched message to its receive r.
+func (p *PML) deliverLocked(r *Request, src int, h *matchHdr, rndv bool, payload []byte) {
+	r.peer = src
+	r.tag = int(h.tag)
+	if !rndv {
+		p.returnCreditLocked(src, len(payload))
+		n := copy(r.buf, payload)
+		if h.flags&flagSync != 0 {
+			p.sendAckLocked(src, h.sreq, 0, 0)
+		}
+		r.finish(Status{Source: src, Tag: r.tag, Count: n}, truncErr(len(payload), len(r.buf), src, r.tag))
+		return
+	}
+	p.returnCreditLocked(src, len(payload))
+	r.size = int(h.size)
+	r.want = min(r.size, len(r.buf))
+	r.received = copy(r.buf[:r.want], payload)
+	if r.received >= r.want {
+		p.sendAckLocked(src, h.sreq, 0, uint64(r.want))
+		p.finishRecv(r)
+		return
+	}
+	if h.flags&flagRget != 0 {
+		err := p.peers[src].m.ReadFrom(src, uintptr(h.addr)+uintptr(r.received), r.buf[r.received:r.want])
+		if err == nil {
+			var hb [btl.MaxHeader]byte
+			if _, err := p.peers[src].m.Send(src, btl.TagPMLFin, encodeFin(hb[:], h.sreq), nil, nil); err != nil {
+				r.finish(Status{}, err)
+				return
+			}
+			r.received = r.want
+			p.finishRecv(r)
+			return
+		}
+		p.log.Debug("single-copy read failed; using the copy pipeline", "from", src, "error", err)
+	}
+	p.nextID++
+	r.id = p.nextID
+	p.recvs[r.id] = r
+	p.sendAckLocked(src, h.sreq, r.id, uint64(r.want))
+}
+
+// finishRecv completes a receive whose bytes are all in.
+func (p *PML) finishRecv(r *Request) {
+	r.finish(Status{Source: r.peer, Tag: r.tag, Count: r.want}, truncErr(r.size, len(r.buf), r.peer, r.tag))
+}
+
+func (p *PML) sendAckLocked(dest int, sreq, rreq, want uint64) {
+	pe := &p.peers[dest]
+	if _, err := pe.m.Send(dest, btl.TagPMLAck, encodeAck(p.hdrBuf[:], sreq, rreq, want), nil, nil); err != nil {
+		p.log.Debug("ACK send failed", "to", dest, "error", err)
+	}
+}
+
+// onFrag copies one rendezvous fragment into its receive.
+func (p *PML) onFrag(src int, data []byte) {
+	rreq, off, payload, err := decodeFrag(data)
+	if err != nil {
+		p.log.Error("dropping a malformed fragment", "from", src, "error", err)
+		return
+	}
+	p.mu.Lock()
+	r := p.recvs[rreq]
+	if r == nil || r.peer != src || off > uint64(r.want) || uint64(len(payload)) > uint64(r.want)-off {
+		p.mu.Unlock()
+		p.log.Error("FRAG for an unknown receive or out of its bounds", "from", src, "rreq", rreq, "offset", off, "bytes", len(payload))
+		return
+	}
+	r.received += copy(r.buf[off:], payload)
+	if r.received < r.want {
+		p.mu.Unlock()
+		return
+	}
+	delete(p.recvs, rreq)
+	p.mu.Unlock()
+	p.finishRecv(r)
+}
+
+// truncErr is nil unless a message of size bytes did not fit in n.
+func truncErr(size, n, src, tag int) error {
+	if size <= n {
+		return nil
+	}
+	return fmt.Errorf("gorun: message of %d bytes from rank %d with tag %d truncated to the receive buffer of %d bytes: %w",
+		size, src, tag, n, errs.ErrTruncate)
+}

@@ -1,0 +1,129 @@
+package pml
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/gorun-mpi/gorun/pml/match"
+)
+
+// Status describes a completed receive or a probed message.
+type Status struct {
+	Source, Tag, Count int
+}
+
+const (
+	kindSend = 1 + iota
+	kindRecv
+)
+
+// Request is one point-to-point operation. A Request is completed exactly
+// once (finish); its Status and error are final after that.
+//
+// A send request counts the events still owed to it in pending: one token
+// held by the code starting or advancing it, one per payload copy the BTL
+// owes (copied=false), one for an awaited ACK or FIN. The last release
+// completes it. This makes completion independent of which goroutine's
+// Progress delivers which event.
+type Request struct {
+	p    *PML
+	kind uint8
+	// state: stDone is set by finish after status and err; stWaiter by a
+	// goroutine about to block on waitCh. finish touches nothing of r after
+	// setting stDone unless stWaiter was set, so a request with no waiter
+	// may be recycled as soon as stDone is seen.
+	state atomic.Uint32
+	// finished guards finish against a second completion (peer loss racing
+	// a normal completion).
+	finished atomic.Bool
+	status   Status
+	err      error
+
+	wmu    sync.Mutex // guards waitCh
+	waitCh chan struct{}
+
+	buf  []byte
+	peer int // send: destination; recv (after match): source
+	id   uint64
+
+	// send side
+	pending atomic.Int32
+	chunk   int  // bytes sent with the RNDV header
+	sync    bool // Ssend
+	tracked bool // in PML.sends
+
+	// receive side
+	recv     match.Recv // Data points back to the request
+	want     int        // bytes this receive takes (≤ len(buf))
+	received int        // bytes copied so far (rendezvous)
+	size     int        // full message length
+	tag      int
+	userTag  int // as posted, for errors
+}
+
+const (
+	stDone = 1 << iota
+	stWaiter
+)
+
+// Done reports whether the request has completed.
+func (r *Request) Done() bool { return r.state.Load()&stDone != 0 }
+
+// Result returns the final Status and error; valid once Done.
+func (r *Request) Result() (Status, error) { return r.status, r.err }
+
+// IsSend reports whether r is a send request.
+func (r *Request) IsSend() bool { return r.kind == kindSend }
+
+// finish completes r once with st and err and wakes its waiter. It may run
+// with PML.mu held or not, from any goroutine.
+func (r *Request) finish(st Status, err error) bool {
+	if !r.finished.CompareAndSwap(false, true) {
+		return false
+	}
+	r.status, r.err = st, err
+	if r.kind == kindSend {
+		r.p.activeSends.Add(-1)
+	}
+	if r.state.Or(stDone)&stWaiter != 0 {
+		r.wmu.Lock()
+		if r.waitCh != nil {
+			close(r.waitCh)
+			r.waitCh = nil
+		}
+		r.wmu.Unlock()
+	}
+	return true
+}
+
+// release drops one pending token of a send request; the last one completes it.
+func (r *Request) release() {
+	if r.pending.Add(-1) == 0 {
+		r.p.finishSend(r, nil)
+	}
+}
+
+// SendDone implements btl.Completion: a payload copy the BTL owed is done.
+func (r *Request) SendDone(err error) {
+	if err != nil {
+		r.p.finishSend(r, err)
+		return
+	}
+	r.release()
+}
+
+// waitChan returns a channel closed when r completes (nil if it already has).
+func (r *Request) waitChan() chan struct{} {
+	r.wmu.Lock()
+	defer r.wmu.Unlock()
+	if r.state.Or(stWaiter)&stDone != 0 {
+		return nil
+	}
+	if r.waitCh == nil {
+		r.waitCh = make(chan struct{})
+	}
+	return r.waitCh
+}
+
+// PML returns the engine r belongs to.
+func (r *Request) PML() *PML { return r.p }

@@ -1,0 +1,192 @@
+package pml
+
+import (
+	"unsafe"
+
+	"github.com/gorun-mpi/gorun/btl"
+)
+
+// startSend starts the send r of buf to world rank dest with (ctx, tag).
+// The caller has validated dest and tag.
+func (c *Comm) startSend(r *Request, buf []byte, dest, tag int, sync bool) error {
+	p := c.p
+	pe := &p.peers[dest]
+	if pe.lost.Load() {
+		return peerLost(dest)
+	}
+	*r = Request{p: p, kind: kindSend, buf: buf, peer: dest, sync: sync}
+	p.activeSends.Add(1)
+	h := matchHdr{ctx: c.ctx, tag: int32(tag), seq: c.sendSeq[dest].Add(1) - 1}
+	var hb [btl.MaxHeader]byte
+	eager := len(buf) <= pe.eager && p.takeCredit(pe, len(buf))
+	if eager && !sync {
+		r.pending.Store(2) // this call + the payload copy
+		copied, err := pe.m.Send(dest, btl.TagPMLMatch, h.encodeMatch(hb[:]), buf, r)
+		return r.afterSend(copied, err)
+	}
+	// Everything else waits for an answer (ACK or FIN) that names the request.
+	r.pending.Store(3) // this call + the first copy + the answer
+	var chunk []byte
+	if !eager {
+		h.size = uint64(len(buf))
+		switch {
+		case pe.rget && len(buf) >= p.cfg.RgetLimit:
+			h.flags |= flagRget
+			h.addr = uint64(uintptr(unsafe.Pointer(unsafe.SliceData(buf))))
+		case len(buf) <= pe.eager || !p.takeCredit(pe, pe.eager):
+			// Out of credit: the receiver may be holding all it should
+			// of ours; send no payload until it has matched.
+		default:
+			chunk = buf[:pe.eager]
+		}
+		r.chunk = len(chunk)
+	}
+	if sync {
+		h.flags |= flagSync
+	}
+	p.mu.Lock()
+	p.nextID++
+	r.id = p.nextID
+	r.tracked = true
+	p.sends[r.id] = r
+	p.mu.Unlock()
+	h.sreq = r.id
+	var copied bool
+	var err error
+	if eager { // Ssend of an eager-sized message
+		copied, err = pe.m.Send(dest, btl.TagPMLMatch, h.encodeMatch(hb[:]), buf, r)
+	} else {
+		copied, err = pe.m.Send(dest, btl.TagPMLRndv, h.encodeRndv(hb[:]), chunk, r)
+	}
+	return r.afterSend(copied, err)
+}
+
+// afterSend accounts for the first btl.Send of r and drops the starter's token.
+func (r *Request) afterSend(copied bool, err error) error {
+	if err != nil {
+		if r.tracked {
+			r.p.mu.Lock()
+			delete(r.p.sends, r.id)
+			r.p.mu.Unlock()
+		}
+		r.pending.Store(0)
+		r.finish(Status{}, err)
+		return err
+	}
+	if copied {
+		r.pending.Add(-1)
+	}
+	if r.p.peers[r.peer].m != r.p.sleeper {
+		r.p.kick() // a send to self: no remote sender will wake the sleeper
+	}
+	r.release()
+	return nil
+}
+
+// onAck handles the receiver's answer to a RNDV or a sync MATCH.
+func (p *PML) onAck(src int, data []byte) {
+	sreq, rreq, want, err := decodeAck(data)
+	if err != nil {
+		p.log.Error("dropping a malformed fragment", "from", src, "error", err)
+		return
+	}
+	p.mu.Lock()
+	r := p.sends[sreq]
+	if r == nil || r.peer != src {
+		p.mu.Unlock()
+		p.log.Error("ACK for an unknown send request", "from", src, "sreq", sreq)
+		return
+	}
+	delete(p.sends, sreq)
+	p.mu.Unlock()
+	if int(want) > len(r.buf) {
+		want = uint64(len(r.buf))
+	}
+	p.sendFrags(r, rreq, r.chunk, int(want))
+	r.release() // the answer's token
+}
+
+// sendFrags streams buf[from:to] of r as FRAGs of the peer's max send size.
+func (p *PML) sendFrags(r *Request, rreq uint64, from, to int) {
+	pe := &p.peers[r.peer]
+	var hb [btl.MaxHeader]byte
+	for off := from; off < to; {
+		n := min(to-off, pe.maxSend)
+		r.pending.Add(1)
+		copied, err := pe.m.Send(r.peer, btl.TagPMLFrag, encodeFrag(hb[:], rreq, uint64(off)), r.buf[off:off+n], r)
+		if err != nil {
+			p.finishSend(r, err)
+			return
+		}
+		if copied {
+			r.pending.Add(-1)
+		}
+		off += n
+	}
+}
+
+// onFin: the receiver has read the payload itself (single copy).
+func (p *PML) onFin(src int, data []byte) {
+	sreq, err := decodeFin(data)
+	if err != nil {
+		p.log.Error("dropping a malformed fragment", "from", src, "error", err)
+		return
+	}
+	p.mu.Lock()
+	r := p.sends[sreq]
+	if r == nil || r.peer != src {
+		p.mu.Unlock()
+		p.log.Error("FIN for an unknown send request", "from", src, "sreq", sreq)
+		return
+	}
+	delete(p.sends, sreq)
+	p.mu.Unlock()
+	r.release()
+}
+
+// takeCredit takes n bytes of eager credit towards pe; false when there
+// is not enough (then nothing is taken).
+func (p *PML) takeCredit(pe *peer, n int) bool {
+	if p.creditLimit == 0 || n == 0 {
+		return true
+	}
+	if pe.credit.Add(-int64(n)) >= 0 {
+		return true
+	}
+	pe.credit.Add(int64(n))
+	return false
+}
+
+// onCtl handles flow-control messages.
+func (p *PML) onCtl(src int, data []byte) {
+	kind, arg, err := decodeCtl(data)
+	if err != nil || src < 0 || src >= len(p.peers) {
+		p.log.Error("dropping a malformed CTL fragment", "from", src, "error", err)
+		return
+	}
+	switch kind {
+	case ctlCredit:
+		p.peers[src].credit.Add(int64(arg))
+	default:
+		p.log.Error("unknown CTL kind", "from", src, "kind", kind)
+	}
+}
+
+// returnCreditLocked notes that n eager bytes from src were delivered and
+// gives them back as credit once a quarter of the limit is owed. Called
+// with p.mu held.
+func (p *PML) returnCreditLocked(src, n int) {
+	if p.creditLimit == 0 || n == 0 {
+		return
+	}
+	pe := &p.peers[src]
+	pe.owed += int64(n)
+	if pe.owed < p.creditLimit/4 {
+		return
+	}
+	if _, err := pe.m.Send(src, btl.TagPMLCtl, encodeCtl(p.hdrBuf[:], ctlCredit, uint32(pe.owed)), nil, nil); err != nil {
+		p.log.Debug("CTL send failed", "to", src, "error", err)
+		return
+	}
+	pe.owed = 0
+}
