@@ -1,20 +1,15 @@
-// Package gorun is the user API of the gorun message-passing runtime: MPI-style
-// point-to-point messaging between the ranks of a job started by the gorun
-// launcher, over shared memory.
+// Package gorun is the user API of the gorun message-passing runtime:
+// MPI-style point-to-point messaging between the ranks of a job started by
+// the gorun launcher (`gorun -np N ./prog`), over shared memory.
 //
 // A Comm and its Requests are safe for concurrent use by many goroutines.
+// The rules of matching, ordering, progress and errors are those of MPI's
+// point-to-point chapter; see CONTRACT.md in the project for the exact ones.
 package gorun
 
 import (
-	"context"
-	"errors"
-	"os"
-	"strconv"
-	"sync"
-
-	"github.com/gorun-mpi/gorun/launcher"
-
 	"github.com/gorun-mpi/gorun/internal/errs"
+	"github.com/gorun-mpi/gorun/pml"
 )
 
 // Wildcards and limits.
@@ -26,12 +21,19 @@ const (
 
 // Errors, matched with errors.Is.
 var (
-	ErrTruncate    = errs.ErrTruncate
+	// ErrTruncate: the message is longer than the receive buffer; the buffer
+	// holds its first len(buf) bytes.
+	ErrTruncate = errs.ErrTruncate
+	// ErrInvalidRank: a rank outside 0..Size()-1 (AnySource only for receives).
 	ErrInvalidRank = errs.ErrInvalidRank
-	ErrInvalidTag  = errs.ErrInvalidTag
-	ErrFinalized   = errs.ErrFinalized
-	ErrCanceled    = errs.ErrCanceled
-	ErrPeerLost    = errs.ErrPeerLost
+	// ErrInvalidTag: a send tag outside 0..MaxTag, or a receive tag < AnyTag or > MaxTag.
+	ErrInvalidTag = errs.ErrInvalidTag
+	// ErrFinalized: the call came after Finalize.
+	ErrFinalized = errs.ErrFinalized
+	// ErrCanceled: the receive was cancelled.
+	ErrCanceled = errs.ErrCanceled
+	// ErrPeerLost: the peer process is gone.
+	ErrPeerLost = errs.ErrPeerLost
 )
 
 // Status describes a received (or probed) message.
@@ -41,70 +43,29 @@ type Status struct {
 	Count  int // bytes actually received (or, for a probe, bytes pending)
 }
 
-var errTODO = errors.New("gorun: not implemented yet")
+func status(s pml.Status) Status { return Status{Source: s.Source, Tag: s.Tag, Count: s.Count} }
 
-// Comm is a communicator.
-type Comm struct{ rank, size int }
-
-// Request is a nonblocking operation.
-type Request struct{}
-
-func Finalize() error                                            { return errTODO }
-func (c *Comm) Rank() int                                        { return c.rank }
-func (c *Comm) Size() int                                        { return c.size }
-func (c *Comm) Dup() (*Comm, error)                              { return nil, errTODO }
-func (c *Comm) Barrier() error                                   { return errTODO }
-func (c *Comm) Abort(code int)                                   { launcher.Abort(code) }
-func (c *Comm) Send(buf []byte, dest, tag int) error             { return errTODO }
-func (c *Comm) Ssend(buf []byte, dest, tag int) error            { return errTODO }
-func (c *Comm) Recv(buf []byte, source, tag int) (Status, error) { return Status{}, errTODO }
-func (c *Comm) Sendrecv(sendBuf []byte, dest, sendTag int, recvBuf []byte, source, recvTag int) (Status, error) {
-	return Status{}, errTODO
-}
-func (c *Comm) Probe(source, tag int) (Status, error)              { return Status{}, errTODO }
-func (c *Comm) Iprobe(source, tag int) (Status, bool, error)       { return Status{}, false, errTODO }
-func (c *Comm) Isend(buf []byte, dest, tag int) (*Request, error)  { return nil, errTODO }
-func (c *Comm) Issend(buf []byte, dest, tag int) (*Request, error) { return nil, errTODO }
-func (c *Comm) Irecv(buf []byte, source, tag int) (*Request, error) {
-	return nil, errTODO
-}
-func (r *Request) Wait() (Status, error)                           { return Status{}, errTODO }
-func (r *Request) WaitContext(ctx context.Context) (Status, error) { return Status{}, errTODO }
-func (r *Request) Test() (Status, bool, error)                     { return Status{}, false, errTODO }
-func (r *Request) Cancel() error                                   { return errTODO }
-func WaitAll(reqs ...*Request) ([]Status, error)                   { return nil, errTODO }
-func WaitAny(reqs ...*Request) (int, Status, error)                { return -1, Status{}, errTODO }
-
-// Scalar is any fixed-size number type.
-type Scalar interface {
-	~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64 |
-		~float32 | ~float64 | ~complex64 | ~complex128
+// Comm is a communicator: a group of ranks (all of the job's) and a
+// matching context of its own.
+type Comm struct {
+	c *pml.Comm
 }
 
-func SendSlice[T Scalar](c *Comm, s []T, dest, tag int) error             { return errTODO }
-func RecvSlice[T Scalar](c *Comm, s []T, source, tag int) (Status, error) { return Status{}, errTODO }
+// Rank is this process's rank in c.
+func (c *Comm) Rank() int { return c.c.Rank() }
 
-var initOnce struct {
-	sync.Mutex
-	world *Comm
-}
+// Size is the number of ranks in c.
+func (c *Comm) Size() int { return c.c.Size() }
 
-// Init joins the job started by gorun and returns the world communicator.
-// (Temporary minimal version: rank and size from the environment.)
-func Init() (*Comm, error) {
-	initOnce.Lock()
-	defer initOnce.Unlock()
-	if initOnce.world != nil {
-		return initOnce.world, nil
+// Dup returns a new communicator over the same ranks with its own matching
+// context. It is collective: every rank of c must call it.
+func (c *Comm) Dup() (*Comm, error) {
+	d, err := c.c.Dup()
+	if err != nil {
+		return nil, err
 	}
-	c := &Comm{rank: 0, size: 1}
-	if r := os.Getenv("GORUN_RANK"); r != "" {
-		c.rank, _ = strconv.Atoi(r)
-		c.size, _ = strconv.Atoi(os.Getenv("GORUN_SIZE"))
-		if err := launcher.RankInit(); err != nil {
-			return nil, err
-		}
-	}
-	initOnce.world = c
-	return c, nil
+	return &Comm{c: d}, nil
 }
+
+// Barrier returns once every rank of c has called it.
+func (c *Comm) Barrier() error { return c.c.Barrier() }

@@ -1,0 +1,195 @@
+package gorun
+
+import (
+	"context"
+	"errors"
+	"unsafe"
+
+	"github.com/gorun-mpi/gorun/pml"
+)
+
+// Send sends buf to rank dest with tag; it returns once buf may be reused.
+// Messages up to the eager limit complete without the receiver; larger ones
+// wait for it (rendezvous). buf may be nil or empty.
+func (c *Comm) Send(buf []byte, dest, tag int) error { return c.c.Send(buf, dest, tag, false) }
+
+// Ssend is Send that returns only after the receiver has matched the message.
+func (c *Comm) Ssend(buf []byte, dest, tag int) error { return c.c.Send(buf, dest, tag, true) }
+
+// Recv receives a message from source (or AnySource) with tag (or AnyTag)
+// into buf. A longer message fills buf and returns ErrTruncate.
+func (c *Comm) Recv(buf []byte, source, tag int) (Status, error) {
+	st, err := c.c.Recv(buf, source, tag)
+	return status(st), err
+}
+
+// Sendrecv sends and receives at once, so that pairs of ranks can exchange
+// without deadlock. If either half's arguments are bad, nothing is done.
+func (c *Comm) Sendrecv(sendBuf []byte, dest, sendTag int, recvBuf []byte, source, recvTag int) (Status, error) {
+	if err := c.c.CheckSend(dest, sendTag); err != nil {
+		return Status{}, err
+	}
+	if err := c.c.CheckRecv(source, recvTag); err != nil {
+		return Status{}, err
+	}
+	var rr, sr pml.Request
+	if err := c.c.Irecv(&rr, recvBuf, source, recvTag); err != nil {
+		return Status{}, err
+	}
+	serr := c.c.Isend(&sr, sendBuf, dest, sendTag, false)
+	if serr == nil {
+		_, serr = sr.Wait(nil)
+	}
+	st, rerr := rr.Wait(nil)
+	return status(st), errors.Join(serr, rerr)
+}
+
+// Probe waits for a message matching (source, tag) and describes it
+// without receiving it; Count is the message's full length.
+func (c *Comm) Probe(source, tag int) (Status, error) {
+	st, err := c.c.Probe(source, tag)
+	return status(st), err
+}
+
+// Iprobe is Probe that does not wait: ok is false when no message matches yet.
+func (c *Comm) Iprobe(source, tag int) (Status, bool, error) {
+	st, ok, err := c.c.Iprobe(source, tag)
+	return status(st), ok, err
+}
+
+// Request is a nonblocking operation. Its result is final: Wait and Test on
+// a completed request return the same Status and error again.
+type Request struct {
+	r pml.Request
+	// consumed: WaitAny already returned this request's index.
+	consumed bool
+}
+
+// Isend starts a send. The caller must not touch buf until it completes.
+func (c *Comm) Isend(buf []byte, dest, tag int) (*Request, error) {
+	r := new(Request)
+	if err := c.c.Isend(&r.r, buf, dest, tag, false); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Issend starts a synchronous send: it completes once the receiver matched.
+func (c *Comm) Issend(buf []byte, dest, tag int) (*Request, error) {
+	r := new(Request)
+	if err := c.c.Isend(&r.r, buf, dest, tag, true); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Irecv starts a receive. The caller must not touch buf until it completes.
+func (c *Comm) Irecv(buf []byte, source, tag int) (*Request, error) {
+	r := new(Request)
+	if err := c.c.Irecv(&r.r, buf, source, tag); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Wait blocks until r completes.
+func (r *Request) Wait() (Status, error) {
+	st, err := r.r.Wait(nil)
+	return status(st), err
+}
+
+// WaitContext is Wait that gives up when ctx ends, returning ctx.Err(); the
+// request stays valid. A completed request returns its result even if ctx
+// is already done.
+func (r *Request) WaitContext(ctx context.Context) (Status, error) {
+	if r.r.Done() {
+		st, err := r.r.Result()
+		return status(st), err
+	}
+	st, err := r.r.Wait(ctx)
+	return status(st), err
+}
+
+// Test drives progress once and reports whether r has completed.
+func (r *Request) Test() (Status, bool, error) {
+	st, ok, err := r.r.Test()
+	return status(st), ok, err
+}
+
+// Cancel cancels a receive that has not matched: it then completes with
+// ErrCanceled and its buffer is untouched. On a completed (or matching)
+// receive it does nothing. On a send request it returns an error.
+func (r *Request) Cancel() error { return r.r.Cancel() }
+
+// WaitAll waits for every request (nil entries are ignored), fills every
+// Status, and returns the errors of all that failed, joined.
+func WaitAll(reqs ...*Request) ([]Status, error) {
+	sts := make([]Status, len(reqs))
+	var errsAll []error
+	for i, r := range reqs {
+		if r == nil {
+			continue
+		}
+		st, err := r.Wait()
+		sts[i] = st
+		if err != nil {
+			errsAll = append(errsAll, err)
+		}
+	}
+	return sts, errors.Join(errsAll...)
+}
+
+// WaitAny waits until one of reqs completes and returns its index, Status
+// and error. Each completed request is returned once; when no request is
+// left it returns -1, a zero Status and nil.
+func WaitAny(reqs ...*Request) (int, Status, error) {
+	var p *pml.PML
+	left := false
+	for _, r := range reqs {
+		if r != nil && !r.consumed {
+			left = true
+			p = r.r.PML()
+		}
+	}
+	if !left {
+		return -1, Status{}, nil
+	}
+	idx := -1
+	p.WaitFor(func() bool {
+		for i, r := range reqs {
+			if r != nil && !r.consumed && r.r.Done() {
+				idx = i
+				return true
+			}
+		}
+		return false
+	})
+	r := reqs[idx]
+	r.consumed = true
+	st, err := r.r.Result()
+	return idx, status(st), err
+}
+
+// SendSlice sends the memory of s (native byte order) like Send.
+func SendSlice[T Scalar](c *Comm, s []T, dest, tag int) error {
+	return c.Send(asBytes(s), dest, tag)
+}
+
+// RecvSlice receives into the memory of s like Recv; Status.Count is in bytes.
+func RecvSlice[T Scalar](c *Comm, s []T, source, tag int) (Status, error) {
+	return c.Recv(asBytes(s), source, tag)
+}
+
+// Scalar is any fixed-size number type.
+type Scalar interface {
+	~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64 |
+		~float32 | ~float64 | ~complex64 | ~complex128
+}
+
+func asBytes[T Scalar](s []T) []byte {
+	if len(s) == 0 {
+		return nil
+	}
+	var z T
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(z)))
+}

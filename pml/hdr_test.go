@@ -1,0 +1,81 @@
+package pml
+
+import (
+	"testing"
+)
+
+// Headers round-trip through encode and decode.
+func TestHeaderRoundTrip(t *testing.T) {
+	var b [64]byte
+	h := matchHdr{ctx: 7, tag: 12345, seq: 1<<32 - 1, flags: flagSync, sreq: 99}
+	payload := []byte("abc")
+	frag := append(h.encodeMatch(b[:]), payload...)
+	var g matchHdr
+	got, err := decodeMatch(frag, &g)
+	if err != nil || string(got) != "abc" || g.ctx != 7 || g.tag != 12345 || g.seq != 1<<32-1 || g.sreq != 99 {
+		t.Fatalf("MATCH: %+v %q %v", g, got, err)
+	}
+	h = matchHdr{ctx: 1, tag: 0, seq: 3, flags: flagRget, sreq: 5, size: 1 << 20, addr: 0xdeadbeef}
+	frag = h.encodeRndv(b[:])
+	if _, err := decodeRndv(frag, &g); err != nil || g != h {
+		t.Fatalf("RNDV: %+v %v, want %+v", g, err, h)
+	}
+	s, r, w, err := decodeAck(encodeAck(b[:], 1, 2, 3))
+	if err != nil || s != 1 || r != 2 || w != 3 {
+		t.Fatalf("ACK: %d %d %d %v", s, r, w, err)
+	}
+	rr, off, pl, err := decodeFrag(append(encodeFrag(b[:], 4, 5), 'x'))
+	if err != nil || rr != 4 || off != 5 || string(pl) != "x" {
+		t.Fatalf("FRAG: %d %d %q %v", rr, off, pl, err)
+	}
+}
+
+// Malformed headers are errors, never panics, and never claim more payload
+// than the fragment holds.
+func TestHeaderRejects(t *testing.T) {
+	var h matchHdr
+	bad := [][]byte{nil, make([]byte, 15), append(make([]byte, 12), 1, 0, 0, 0)} // short; sync flag without sreq
+	for i, b := range bad {
+		if _, err := decodeMatch(b, &h); err == nil {
+			t.Errorf("MATCH case %d accepted", i)
+		}
+	}
+	var b [64]byte
+	r := matchHdr{size: 2}
+	frag := append(r.encodeRndv(b[:]), 1, 2, 3) // chunk longer than the message
+	if _, err := decodeRndv(frag, &h); err == nil {
+		t.Error("RNDV with a chunk longer than its message accepted")
+	}
+	neg := matchHdr{tag: -5}
+	if _, err := decodeMatch(neg.encodeMatch(b[:]), &h); err == nil {
+		t.Error("MATCH with a negative tag accepted")
+	}
+}
+
+// FuzzDecodeHeader: no input makes a decoder panic, and what decodes is
+// consistent with the bytes it came from.
+func FuzzDecodeHeader(f *testing.F) {
+	var b [64]byte
+	h := matchHdr{ctx: 1, tag: 2, seq: 3, flags: flagSync, sreq: 4}
+	f.Add(h.encodeMatch(b[:]))
+	h = matchHdr{ctx: 1, tag: 2, seq: 3, sreq: 4, size: 10}
+	f.Add(append(h.encodeRndv(b[:]), 1, 2))
+	f.Add(encodeAck(b[:], 1, 2, 3))
+	f.Add(encodeFrag(b[:], 1, 2))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var h matchHdr
+		if p, err := decodeMatch(data, &h); err == nil {
+			if len(p) > len(data) || h.tag < 0 || int(h.size) != len(p) {
+				t.Fatalf("MATCH decoded inconsistently: %+v payload %d of %d", h, len(p), len(data))
+			}
+		}
+		if c, err := decodeRndv(data, &h); err == nil && uint64(len(c)) > h.size {
+			t.Fatalf("RNDV chunk %d beyond message %d", len(c), h.size)
+		}
+		decodeAck(data)
+		decodeFrag(data)
+		decodeFin(data)
+		decodeCtl(data)
+	})
+}
