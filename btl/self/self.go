@@ -1,0 +1,220 @@
+package self
+
+import (
+	"fmt"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/gorun-mpi/gorun/btl"
+	"github.com/gorun-mpi/gorun/mca"
+)
+
+// Params is btl/self's parameter table, registered with mca at init.
+var Params = []mca.Param{
+	{Name: "btl_self_eager_limit", Type: mca.TypeSize, Default: "16k", Min: 0, Max: 16 << 20,
+		Help: "largest payload the PML sends to itself eagerly (the PML header does not count)"},
+	{Name: "btl_self_max_send_size", Type: mca.TypeSize, Default: "64k", Min: 1 << 10, Max: 64 << 20,
+		Help: "largest payload of one loopback fragment"},
+}
+
+func init() { mca.Register("btl_self", Params) }
+
+// Exclusivity of self: the highest, so loopback always wins its one peer.
+const Exclusivity = 1 << 16
+
+// Config is the resolved configuration of a self module.
+type Config struct {
+	EagerLimit  int // btl_self_eager_limit
+	MaxSendSize int // btl_self_max_send_size
+}
+
+// DefaultConfig is the configuration the parameter defaults give.
+func DefaultConfig() Config { return Config{EagerLimit: 16 << 10, MaxSendSize: 64 << 10} }
+
+// Validate checks the rules between parameters.
+func (c Config) Validate() error {
+	if c.MaxSendSize < 1 {
+		return fmt.Errorf("btl/self: btl_self_max_send_size=%d; allowed 1 or more", c.MaxSendSize)
+	}
+	if c.EagerLimit < 0 || c.EagerLimit > c.MaxSendSize {
+		return fmt.Errorf("btl/self: btl_self_eager_limit=%d; allowed 0..btl_self_max_send_size=%d", c.EagerLimit, c.MaxSendSize)
+	}
+	return nil
+}
+
+// Module is the loopback transport of one rank.
+type Module struct {
+	rank  int
+	cfg   Config
+	attrs btl.Attributes
+	recv  [btl.NumTags]btl.RecvFunc
+
+	mu struct {
+		sync.Mutex
+		q     []frag   // sent, not yet delivered, in Send order
+		small [][]byte // free buffers of cap MaxHeader+EagerLimit
+		large [][]byte // free buffers of cap MaxHeader+MaxSendSize
+	}
+	progMu sync.Mutex    // held by the one goroutine inside Progress
+	batch  []frag        // the queue being delivered; progMu
+	notify chan struct{} // capacity 1: a semaphore of "work or Wake since the last Sleep"
+}
+
+type frag struct {
+	tag btl.Tag
+	buf []byte
+}
+
+var _ btl.Module = (*Module)(nil)
+
+// New builds the module for world rank rank from the btl_self_* parameters.
+func New(rank int, p *mca.Set) (btl.Module, error) {
+	return NewWithConfig(rank, Config{
+		EagerLimit:  int(p.Size("btl_self_eager_limit")),
+		MaxSendSize: int(p.Size("btl_self_max_send_size")),
+	})
+}
+
+// NewWithConfig builds the module from cfg.
+func NewWithConfig(rank int, cfg Config) (*Module, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	m := &Module{rank: rank, cfg: cfg, notify: make(chan struct{}, 1)}
+	m.attrs = btl.Attributes{EagerLimit: cfg.EagerLimit, MaxSendSize: cfg.MaxSendSize,
+		Latency: 0, Bandwidth: 100000, Exclusivity: Exclusivity, SingleCopy: true}
+	return m, nil
+}
+
+func (m *Module) Name() string                       { return "self" }
+func (m *Module) Attributes() btl.Attributes         { return m.attrs }
+func (m *Module) Reachable(peer int) bool            { return peer == m.rank }
+func (m *Module) Register(t btl.Tag, f btl.RecvFunc) { m.recv[t] = f }
+
+// OnPeerLost: a process cannot lose itself; fn is never called.
+func (m *Module) OnPeerLost(fn func(peer int)) {}
+
+// Send copies hdr and payload into a queued buffer; see btl.Module.
+func (m *Module) Send(peer int, tag btl.Tag, hdr, payload []byte, c btl.Completion) (bool, error) {
+	switch {
+	case peer != m.rank:
+		return false, fmt.Errorf("btl/self: send to rank %d: only this rank %d is reachable", peer, m.rank)
+	case len(hdr) > btl.MaxHeader:
+		return false, fmt.Errorf("btl/self: header of %d bytes; allowed at most %d", len(hdr), btl.MaxHeader)
+	case len(payload) > m.cfg.MaxSendSize:
+		return false, fmt.Errorf("btl/self: payload of %d bytes; allowed at most btl_self_max_send_size=%d", len(payload), m.cfg.MaxSendSize)
+	case tag >= btl.NumTags:
+		return false, fmt.Errorf("btl/self: tag %d; allowed below %d", tag, btl.NumTags)
+	}
+	n := len(hdr) + len(payload)
+	m.mu.Lock()
+	var buf []byte
+	if len(payload) <= m.cfg.EagerLimit {
+		buf, m.mu.small = take(m.mu.small, btl.MaxHeader+m.cfg.EagerLimit)
+	} else {
+		buf, m.mu.large = take(m.mu.large, btl.MaxHeader+m.cfg.MaxSendSize)
+	}
+	buf = buf[:n]
+	copy(buf[copy(buf, hdr):], payload)
+	m.mu.q = append(m.mu.q, frag{tag, buf})
+	m.mu.Unlock()
+	select {
+	case m.notify <- struct{}{}:
+	default:
+	}
+	return true, nil
+}
+
+// take pops a buffer from free, or makes one of capacity size.
+func take(free [][]byte, size int) ([]byte, [][]byte) {
+	if n := len(free); n > 0 {
+		b := free[n-1]
+		free[n-1] = nil
+		return b, free[:n-1]
+	}
+	return make([]byte, size), free
+}
+
+// Progress delivers everything queued before it started, in order.
+func (m *Module) Progress() int {
+	if !m.progMu.TryLock() {
+		return 0
+	}
+	m.mu.Lock()
+	m.batch, m.mu.q = m.mu.q, m.batch[:0]
+	m.mu.Unlock()
+	for _, f := range m.batch {
+		if fn := m.recv[f.tag]; fn != nil {
+			fn(m.rank, f.buf)
+		}
+	}
+	n := len(m.batch)
+	if n > 0 {
+		m.mu.Lock()
+		for i, f := range m.batch {
+			if cap(f.buf) == btl.MaxHeader+m.cfg.EagerLimit {
+				m.mu.small = append(m.mu.small, f.buf[:cap(f.buf)])
+			} else {
+				m.mu.large = append(m.mu.large, f.buf[:cap(f.buf)])
+			}
+			m.batch[i].buf = nil
+		}
+		m.mu.Unlock()
+	}
+	m.progMu.Unlock()
+	return n
+}
+
+// Sleep waits for a Send, a Wake or d (d <= 0: no timeout); it returns at
+// once if fragments are queued.
+func (m *Module) Sleep(d time.Duration) {
+	m.mu.Lock()
+	queued := len(m.mu.q) > 0
+	m.mu.Unlock()
+	if queued {
+		return
+	}
+	if d <= 0 {
+		<-m.notify
+		return
+	}
+	t := time.NewTimer(d)
+	select {
+	case <-m.notify:
+	case <-t.C:
+	}
+	t.Stop()
+}
+
+// Wake ends a Sleep in progress, or the next one.
+func (m *Module) Wake() {
+	select {
+	case m.notify <- struct{}{}:
+	default:
+	}
+}
+
+// ReadFrom copies len(dst) bytes from addr in this process.
+func (m *Module) ReadFrom(peer int, addr uintptr, dst []byte) error {
+	if peer != m.rank {
+		return fmt.Errorf("btl/self: ReadFrom rank %d: only this rank %d is reachable", peer, m.rank)
+	}
+	if len(dst) == 0 {
+		return nil
+	}
+	// The caller (the PML) keeps the memory at addr alive and unmoved (a heap
+	// buffer) until the read completes. The indirect conversion keeps
+	// checkptr from rejecting a pointer rebuilt from an integer.
+	src := unsafe.Slice((*byte)(*(*unsafe.Pointer)(unsafe.Pointer(&addr))), len(dst))
+	copy(dst, src)
+	return nil
+}
+
+// Close drops anything queued.
+func (m *Module) Close() error {
+	m.mu.Lock()
+	m.mu.q = nil
+	m.mu.Unlock()
+	return nil
+}

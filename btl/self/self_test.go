@@ -1,0 +1,96 @@
+package self
+
+import (
+	"strconv"
+	"testing"
+
+	"github.com/gorun-mpi/gorun/btl"
+	"github.com/gorun-mpi/gorun/btl/btltest"
+	"github.com/gorun-mpi/gorun/mca"
+)
+
+func newSelf(t *testing.T) (a, b btl.Module, ar, br int) {
+	m, err := NewWithConfig(3, DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m, m, 3, 3
+}
+
+func TestConformance(t *testing.T) { btltest.Run(t, newSelf) }
+
+func TestNeverDeliversInsideSend(t *testing.T) {
+	m, _ := NewWithConfig(0, DefaultConfig())
+	got := 0
+	m.Register(btl.TagPMLMatch, func(int, []byte) { got++ })
+	m.Send(0, btl.TagPMLMatch, []byte("h"), []byte("p"), nil)
+	if got != 0 {
+		t.Fatal("Send delivered the fragment itself")
+	}
+	if n := m.Progress(); n != 1 || got != 1 {
+		t.Fatalf("Progress = %d, delivered %d; want 1, 1", n, got)
+	}
+}
+
+func TestSteadyStateNoAllocs(t *testing.T) {
+	m, _ := NewWithConfig(0, DefaultConfig())
+	m.Register(btl.TagPMLMatch, func(int, []byte) {})
+	hdr, pay := make([]byte, 16), make([]byte, 4096)
+	allocs := testing.AllocsPerRun(1000, func() {
+		m.Send(0, btl.TagPMLMatch, hdr, pay, nil)
+		m.Progress()
+	})
+	if allocs != 0 {
+		t.Fatalf("%v allocations per message in steady state, want 0", allocs)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	for _, c := range []Config{{EagerLimit: 10, MaxSendSize: 5}, {EagerLimit: -1, MaxSendSize: 5}, {MaxSendSize: 0}} {
+		if c.Validate() == nil {
+			t.Errorf("%+v validated", c)
+		}
+	}
+	if err := DefaultConfig().Validate(); err != nil {
+		t.Error(err)
+	}
+}
+
+func BenchmarkPingPong(b *testing.B) {
+	for _, n := range []int{8, 4096} {
+		b.Run(byteSize(n), func(b *testing.B) {
+			m, _ := NewWithConfig(0, DefaultConfig())
+			got := 0
+			m.Register(btl.TagPMLMatch, func(int, []byte) { got++ })
+			pay := make([]byte, n)
+			b.ReportAllocs()
+			b.SetBytes(int64(n))
+			for i := 0; i < b.N; i++ {
+				m.Send(0, btl.TagPMLMatch, nil, pay, nil)
+				m.Progress()
+			}
+			if got != b.N {
+				b.Fatalf("delivered %d of %d", got, b.N)
+			}
+		})
+	}
+}
+
+func byteSize(n int) string {
+	if n >= 1024 {
+		return strconv.Itoa(n/1024) + "KiB"
+	}
+	return strconv.Itoa(n) + "B"
+}
+
+// TestNewFromDefaults: the registered table's defaults give DefaultConfig.
+func TestNewFromDefaults(t *testing.T) {
+	m, err := New(0, mca.Defaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.(*Module).cfg; got != DefaultConfig() {
+		t.Fatalf("New(defaults) config %+v, want %+v", got, DefaultConfig())
+	}
+}

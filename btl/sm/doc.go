@@ -1,0 +1,52 @@
+// Package sm is the shared-memory BTL: it moves fragments between the ranks
+// of a job on one machine through the segment mpool lays out. Models: Open
+// MPI btl/smcuda (segment sizing, FIFOs, fragment free lists, fragments
+// returned to their sender as acks, per-endpoint pending sends) and UCX
+// uct/sm/mm (inline data in the FIFO slot, sequence flags, batched tail
+// release, receivers that sleep until a sender wakes them).
+//
+// Design, with its costs:
+//   - One receive FIFO per rank (multi-producer, single-consumer), so memory
+//     is O(N) per machine: 256 slots × 128 B = 32 KiB per rank by default.
+//     Senders claim a slot with a CAS on the receiver's head (lock-free, not
+//     a spin lock: with more ranks than cores, a preempted lock holder would
+//     stall every sender), fill it, and store the slot's seq word last.
+//   - A slot carries a 32-byte header and 96 bytes inline: hdr+payload up to
+//     96 B needs no fragment (a 0-byte PML message is one slot, one copy).
+//   - Larger sends copy hdr+payload into a fragment from the sender's own
+//     pool (eager: eager_limit+64 B, max-size: max_send_size+64 B; with the
+//     defaults 32 of each, 1.13 MiB per rank) and put its offset in the slot.
+//     The receiver validates the offset against the sender's region (a bad
+//     one is logged and dropped, never followed), calls the RecvFunc with data
+//     pointing into the fragment (zero copy) and returns it to its sender in
+//     an ack slot (up to 12 offsets per slot) in the sender's FIFO. The free
+//     lists are process-local: only the owner allocates and frees.
+//   - A full FIFO or an empty pool puts a send on the peer's pending queue,
+//     which keeps Send order (while it is non-empty, new sends join its tail)
+//     and is retried on every Progress call, not only when acks arrive (the
+//     Open MPI 5.0.6 many-to-one hang, ompi#12979). Acks that find the
+//     sender's FIFO full wait in a local list and are retried too, so acks
+//     never deadlock.
+//   - The receiver releases its tail every btl_sm_fifo_lazy_free slots while
+//     busy and at once when its FIFO runs dry; a sender re-reads the shared
+//     tail only when its cached copy says the FIFO is full.
+//   - Sleep arms a flag, re-checks the FIFO, then FUTEX_WAITs on a word in its
+//     control block; a sender that sees the flag after publishing wakes it
+//     (the Dekker argument is in sleep.go).
+//   - Peer loss: pidfds polled every ~5 ms of Progress and on every Sleep wake
+//     (kill(pid, 0) where pidfd_open is refused).
+//   - Single copy: at New every rank reads a magic word from each peer with
+//     process_vm_readv; success sets Attributes().SingleCopy.
+//
+// Invariants: slots are delivered in slot order, so fragments from one sender
+// arrive in Send order; every fragment handed out is either on a pending
+// queue, in a receiver's FIFO, with a receiver, or in an ack on its way back
+// (or abandoned with a lost peer); data from the segment is never trusted
+// (sender rank, tag, length, offset are checked). The hot path does no
+// allocation, no defer, no map lookup and no clock read per message.
+//
+// NB: a peer that dies between claiming a slot and publishing it stalls our
+// FIFO at that slot; the launcher tears the job down in that case anyway.
+// Receivers do not wake senders when they free slots, so a Sleep with sends
+// queued for a full FIFO naps at most 1 ms.
+package sm

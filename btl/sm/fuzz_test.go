@@ -1,0 +1,58 @@
+package sm
+
+import (
+	"testing"
+
+	"github.com/gorun-mpi/gorun/btl"
+)
+
+// FuzzForgedSlot writes arbitrary slot contents into a receiver's FIFO, as a
+// buggy or hostile process could, and checks that Progress never panics,
+// never hands a callback bytes outside one fragment, and that forged acks
+// never put a fragment on the free list twice.
+func FuzzForgedSlot(f *testing.F) {
+	mods := newJob(f, 2, DefaultConfig())
+	a, b := mods[0], mods[1]
+	r0 := a.peers[0].region
+	es, ms := a.cfg.EagerFragSize(), a.cfg.MaxFragSize()
+	// Seeds: a valid inline slot, a valid eager and max fragment of rank 0,
+	// an ack for a fragment never lent, and offsets just off the edges.
+	f.Add(uint32(0), uint32(10), uint64(0), uint8(1), kindData, uint64(0))
+	f.Add(uint32(0), uint32(es), uint64(r0.Eager), uint8(2), kindData, uint64(0))
+	f.Add(uint32(0), uint32(ms), uint64(r0.Max), uint8(3), kindData, uint64(0))
+	f.Add(uint32(0), uint32(ms+1), uint64(r0.End-ms), uint8(3), kindData, uint64(0))
+	f.Add(uint32(0), uint32(3), uint64(0), uint8(0), kindAck, uint64(r0.Eager))
+	f.Add(uint32(0), uint32(1), uint64(r0.Eager+8), uint8(1), kindData, uint64(0))
+	f.Add(uint32(1), uint32(1), uint64(0), uint8(200), uint8(7), uint64(1<<63))
+	bad := ""
+	for tag := btl.Tag(0); tag < btl.NumTags; tag++ {
+		b.Register(tag, func(src int, data []byte) {
+			if src != 0 || len(data) > int(ms) {
+				bad = "callback got a bad source or too much data"
+			}
+		})
+	}
+	f.Fuzz(func(t *testing.T, src, length uint32, frag uint64, tag, kind uint8, word uint64) {
+		p := &a.peers[1]
+		e, h, ok := p.claim(a.mask + 1)
+		if !ok {
+			b.Progress()
+			if e, h, ok = p.claim(a.mask + 1); !ok {
+				t.Fatal("receiver FIFO stays full")
+			}
+		}
+		e.frag, e.src, e.length, e.tag, e.kind = frag, src, length, tag, kind
+		for i := range e.data {
+			e.data[i] = word + uint64(i)*uint64(es)
+		}
+		a.publish(p, e, h)
+		b.Progress()
+		a.Progress() // acks of forged fragments come back here and must be refused
+		if bad != "" {
+			t.Fatal(bad)
+		}
+		if n := a.eager.inUse() + a.maxFrags.inUse(); n != 0 {
+			t.Fatalf("forged slot changed rank 0's fragments in use to %d", n)
+		}
+	})
+}

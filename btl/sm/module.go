@@ -1,0 +1,226 @@
+package sm
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/gorun-mpi/gorun/btl"
+	"github.com/gorun-mpi/gorun/internal/errs"
+	"github.com/gorun-mpi/gorun/mca"
+	"github.com/gorun-mpi/gorun/mpool"
+)
+
+// Job says who this rank is. All ranks are on one machine, so a rank's
+// local rank equals its world rank.
+type Job struct {
+	Rank, Size, LocalRank int
+	SessionDir, JobID     string
+	Pids                  []int // per world rank, from the business cards; nil: read from the segment
+}
+
+// Module is one rank's sm transport.
+type Module struct {
+	rank   int
+	cfg    Config
+	log    hclog.Logger
+	seg    *mpool.Segment
+	mem    []byte
+	layout mpool.Layout
+	attrs  btl.Attributes
+
+	ctl      *ctl   // this rank's control block
+	fifo     []elem // this rank's receive FIFO
+	mask     uint64 // FIFO slots - 1
+	peers    []peer // by world rank; peers[rank] is unused
+	eager    *fragPool
+	maxFrags *fragPool
+
+	recv       [btl.NumTags]btl.RecvFunc
+	onLost     func(peer int)
+	progMu     sync.Mutex // held by the one goroutine inside Progress
+	prog       progState  // guarded by progMu
+	pendPeers  atomic.Int32
+	lostUnrep  atomic.Bool // a peer was found lost and Progress has not reported it yet
+	wakePend   atomic.Bool // Wake was called and no Sleep has consumed it
+	monitor    peerMonitor
+	magic      *uint64 // the word peers read to probe single copy; kept alive here
+	closed     atomic.Bool
+	closeOnce  sync.Once
+	closeError error
+}
+
+// progState is owned by the goroutine holding progMu.
+type progState struct {
+	tail     uint64 // next slot of our FIFO to read
+	released uint64 // value last stored in ctl.tail
+	ackPeers []int  // peers with acks waiting to be returned
+	tick     uint32 // Progress calls, for the peer-check clock
+	lastChk  time.Time
+}
+
+// peer is what this rank knows about one other rank.
+type peer struct {
+	rank       int
+	ctl        *ctl
+	fifo       []elem
+	region     mpool.Region
+	cachedTail atomic.Uint64 // our last view of ctl.tail (a lower bound)
+	lost       atomic.Bool
+	npending   atomic.Int32 // mu.q.len(), readable without the lock
+	mu         struct {
+		sync.Mutex
+		q ring // sends waiting for a FIFO slot or a fragment, in Send order
+		// refs counts by-reference ops in q. While it is non-zero, later
+		// large sends also go by reference rather than take a fragment: a
+		// fragment held behind a by-reference op could starve it forever.
+		refs int
+	}
+	acks     []int64 // fragments to return to this peer; progMu
+	reported bool    // OnPeerLost called; progMu
+	pid      int
+}
+
+var _ btl.Module = (*Module)(nil)
+
+// New builds the module from the btl_sm_* parameters of p.
+func New(job Job, p *mca.Set, log hclog.Logger) (btl.Module, error) {
+	cfg, err := ConfigFrom(p)
+	if err != nil {
+		return nil, err
+	}
+	return NewWithConfig(job, cfg, log)
+}
+
+// NewWithConfig builds the module: it joins (or creates) the job's segment,
+// fills this rank's control block, waits until every local rank has attached
+// and probes single copy. It blocks until the other ranks call it too.
+func NewWithConfig(job Job, cfg Config, log hclog.Logger) (*Module, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	if job.Size < 1 || job.Rank < 0 || job.Rank >= job.Size || job.LocalRank != job.Rank {
+		return nil, fmt.Errorf("btl/sm: rank %d (local rank %d) of %d: want 0 ≤ rank < size and local rank == rank (one machine)", job.Rank, job.LocalRank, job.Size)
+	}
+	if job.Pids != nil && len(job.Pids) != job.Size {
+		return nil, fmt.Errorf("btl/sm: %d pids for %d ranks", len(job.Pids), job.Size)
+	}
+	if cfg.AttachTimeout == 0 {
+		cfg.AttachTimeout = 60 * time.Second
+	}
+	layout, err := mpool.Plan(job.Size, cfg.LayoutParams())
+	if err != nil {
+		return nil, fmt.Errorf("btl/sm: %w", err)
+	}
+	seg, err := mpool.Join(mpool.JoinOptions{
+		Dir: cfg.BackingDir, SessionDir: job.SessionDir, JobID: job.JobID, LocalRank: job.LocalRank,
+		Timeout: cfg.AttachTimeout, Rendezvous: cfg.Rendezvous, Log: log,
+	}, layout)
+	if err != nil {
+		return nil, err
+	}
+	m := &Module{rank: job.Rank, cfg: cfg, log: log, seg: seg, mem: seg.Bytes(), layout: layout}
+	m.mask = uint64(cfg.FIFOSize - 1)
+	m.peers = make([]peer, job.Size)
+	for i := range m.peers {
+		r := layout.Rank(i)
+		p := &m.peers[i]
+		p.rank, p.region = i, r
+		p.ctl = (*ctl)(seg.At(r.Ctl))
+		p.fifo = fifoAt(seg, r.FIFO, cfg.FIFOSize)
+		p.acks = make([]int64, 0, 2*cfg.FreeListMax)
+	}
+	self := &m.peers[m.rank]
+	m.ctl, m.fifo = self.ctl, self.fifo
+	m.eager = newFragPool(self.region.Eager, cfg.EagerFragSize(), cfg.FreeListNum, cfg.FreeListMax, cfg.FreeListInc)
+	m.maxFrags = newFragPool(self.region.Max, cfg.MaxFragSize(), cfg.FreeListNum, cfg.FreeListMax, cfg.FreeListInc)
+	m.prog.ackPeers = make([]int, 0, job.Size)
+	m.prog.lastChk = time.Now()
+
+	// Our identity, then Attach: the attach counter publishes it to the
+	// ranks that wait for the count (atomic Add, then their atomic Load).
+	m.magic = new(uint64)
+	*m.magic = probeMagic ^ uint64(m.rank)
+	m.ctl.pid = uint64(os.Getpid())
+	m.ctl.magicAddr = uint64(addrOf(m.magic))
+	fail := func(err error) (*Module, error) {
+		seg.Remove()
+		seg.Close()
+		return nil, err
+	}
+	if _, err := seg.Attach(); err != nil {
+		return fail(err)
+	}
+	for i := range m.peers {
+		p := &m.peers[i]
+		if job.Pids != nil {
+			p.pid = job.Pids[i]
+		}
+	}
+	m.monitor.init(m, job.Pids != nil)
+	if err := seg.WaitAttached(cfg.AttachTimeout, m.monitor.firstLost); err != nil {
+		m.monitor.close()
+		return fail(fmt.Errorf("btl/sm: rank %d: %w", m.rank, err))
+	}
+	if job.Pids == nil {
+		for i := range m.peers {
+			m.peers[i].pid = int(m.peers[i].ctl.pid)
+		}
+		m.monitor.init(m, true)
+	}
+	m.attrs = btl.Attributes{
+		EagerLimit: cfg.EagerLimit, MaxSendSize: cfg.MaxSendSize,
+		Latency: 1, Bandwidth: 20000, Exclusivity: Exclusivity,
+		SingleCopy: cfg.SingleCopy == "auto" && m.probeSingleCopy(),
+	}
+	log.Debug("sm ready", "rank", m.rank, "ranks", job.Size, "segment", seg.Path, "bytes", layout.Size, "single_copy", m.attrs.SingleCopy)
+	return m, nil
+}
+
+// Exclusivity of sm: below self (loopback wins its one peer), above anything
+// that reaches other machines.
+const Exclusivity = 1<<16 - 1
+
+// Config is the configuration the module was built with.
+func (m *Module) Config() Config { return m.cfg }
+
+// SegmentPath is the file the segment was created as (unlinked once every
+// rank attached).
+func (m *Module) SegmentPath() string { return m.seg.Path }
+
+func (m *Module) Name() string                       { return "sm" }
+func (m *Module) Attributes() btl.Attributes         { return m.attrs }
+func (m *Module) Register(t btl.Tag, f btl.RecvFunc) { m.recv[t] = f }
+func (m *Module) OnPeerLost(fn func(peer int))       { m.onLost = fn }
+
+// Reachable: every other rank of the job (this rank goes through self).
+func (m *Module) Reachable(peer int) bool {
+	return peer >= 0 && peer < len(m.peers) && peer != m.rank
+}
+
+// Close unmaps the segment. Sends still pending are dropped without
+// completion; fragments in flight are abandoned with the segment.
+func (m *Module) Close() error {
+	m.closeOnce.Do(func() {
+		m.closed.Store(true)
+		m.progMu.Lock()
+		m.monitor.close()
+		m.closeError = m.seg.Close()
+		m.progMu.Unlock()
+	})
+	return m.closeError
+}
+
+var errClosed = errors.New("btl/sm: module closed")
+
+func errPeerLost(rank int) error {
+	return fmt.Errorf("btl/sm: rank %d has ended: %w", rank, errs.ErrPeerLost)
+}

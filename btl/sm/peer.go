@@ -1,0 +1,116 @@
+package sm
+
+import (
+	"errors"
+	"os"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// peerMonitor notices that a peer process has ended. It holds a pidfd per
+// peer (opened at New, so a pid reused later is not mistaken for the peer)
+// and polls them all with one poll(2); where pidfd_open is refused it falls
+// back to kill(pid, 0). Peers that share our pid (several modules in one
+// test process) are not watched.
+type peerMonitor struct {
+	m  *Module
+	mu struct {
+		sync.Mutex
+		fds   []unix.PollFd // pidfds; Fd -1 once the peer is found lost
+		ranks []int         // rank of fds[i]
+		kill  []int         // ranks watched with kill(pid, 0)
+	}
+	on bool // set before the module is shared; read-only afterwards
+}
+
+// init (re)opens the watch on every peer with a known pid.
+func (w *peerMonitor) init(m *Module, enabled bool) {
+	w.close()
+	w.m = m
+	if !enabled {
+		return
+	}
+	self := os.Getpid()
+	w.mu.Lock()
+	for i := range m.peers {
+		p := &m.peers[i]
+		if i == m.rank || p.pid <= 0 || p.pid == self {
+			continue
+		}
+		fd, err := unix.PidfdOpen(p.pid, 0)
+		if err != nil {
+			if errors.Is(err, unix.ESRCH) {
+				w.markLost(p)
+				continue
+			}
+			w.mu.kill = append(w.mu.kill, i)
+			continue
+		}
+		w.mu.fds = append(w.mu.fds, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
+		w.mu.ranks = append(w.mu.ranks, i)
+	}
+	w.on = len(w.mu.fds)+len(w.mu.kill) > 0
+	w.mu.Unlock()
+}
+
+func (w *peerMonitor) active() bool { return w.on }
+
+// check polls every watched peer once and reports whether one was newly
+// found lost. A concurrent check in progress makes it return false at once.
+func (w *peerMonitor) check() bool {
+	if !w.on || !w.mu.TryLock() {
+		return false
+	}
+	found := false
+	if len(w.mu.fds) > 0 {
+		if n, err := unix.Poll(w.mu.fds, 0); err == nil && n > 0 {
+			for i := range w.mu.fds {
+				f := &w.mu.fds[i]
+				if f.Fd >= 0 && f.Revents != 0 {
+					unix.Close(int(f.Fd))
+					f.Fd = -1
+					w.markLost(&w.m.peers[w.mu.ranks[i]])
+					found = true
+				}
+			}
+		}
+	}
+	for _, r := range w.mu.kill {
+		p := &w.m.peers[r]
+		if !p.lost.Load() && errors.Is(unix.Kill(p.pid, 0), unix.ESRCH) {
+			w.markLost(p)
+			found = true
+		}
+	}
+	w.mu.Unlock()
+	return found
+}
+
+func (w *peerMonitor) markLost(p *peer) {
+	p.lost.Store(true)
+	w.m.lostUnrep.Store(true)
+}
+
+// firstLost is check for the attach wait: an error naming a lost peer.
+func (w *peerMonitor) firstLost() error {
+	w.check()
+	for i := range w.m.peers {
+		if w.m.peers[i].lost.Load() {
+			return errPeerLost(i)
+		}
+	}
+	return nil
+}
+
+func (w *peerMonitor) close() {
+	w.mu.Lock()
+	for _, f := range w.mu.fds {
+		if f.Fd >= 0 {
+			unix.Close(int(f.Fd))
+		}
+	}
+	w.mu.fds, w.mu.ranks, w.mu.kill = nil, nil, nil
+	w.on = false
+	w.mu.Unlock()
+}

@@ -1,0 +1,227 @@
+package sm
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/gorun-mpi/gorun/btl"
+	"github.com/gorun-mpi/gorun/internal/errs"
+	"github.com/gorun-mpi/gorun/mpool/mpooltest"
+)
+
+// The test binary re-executes itself as the peer rank when childEnv is set.
+const childEnv = "GORUN_SM_TEST_CHILD" // "echo <session> <jobid>" or "raw <file>"
+
+func TestMain(m *testing.M) {
+	if v := os.Getenv(childEnv); v != "" {
+		os.Exit(child(v))
+	}
+	os.Exit(m.Run())
+}
+
+// child is rank 1: it echoes TagPMLMatch fragments, answers TagPMLRndv
+// (addr, len) requests by reading the parent's memory with ReadFrom and
+// returning a CRC, and exits on TagPMLCtl.
+func child(spec string) int {
+	var mode, a1, a2 string
+	fmt.Sscan(spec, &mode, &a1, &a2)
+	if mode == "raw" {
+		return rawChild(a1)
+	}
+	cfg := DefaultConfig()
+	cfg.Rendezvous = mpooltest.FileRendezvous{}
+	cfg.AttachTimeout = 20 * time.Second
+	m, err := NewWithConfig(Job{Rank: 1, Size: 2, LocalRank: 1, SessionDir: a1, JobID: a2}, cfg, hclog.NewNullLogger())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child:", err)
+		return 3
+	}
+	quit := false
+	reply := make([]byte, 12)
+	m.Register(btl.TagPMLMatch, func(src int, data []byte) {
+		h := min(len(data), btl.MaxHeader)
+		for {
+			if _, err := m.Send(0, btl.TagPMLMatch, data[:h], data[h:], nil); err == nil {
+				return
+			}
+		}
+	})
+	m.Register(btl.TagPMLRndv, func(src int, data []byte) {
+		addr, n := binary.LittleEndian.Uint64(data), binary.LittleEndian.Uint64(data[8:])
+		buf := make([]byte, n)
+		binary.LittleEndian.PutUint32(reply[8:], 0)
+		if err := m.ReadFrom(0, uintptr(addr), buf); err != nil {
+			binary.LittleEndian.PutUint32(reply[8:], 1)
+		}
+		binary.LittleEndian.PutUint64(reply, uint64(crc32.ChecksumIEEE(buf)))
+		m.Send(0, btl.TagPMLRndv, reply, nil, nil)
+	})
+	m.Register(btl.TagPMLCtl, func(int, []byte) { quit = true })
+	for idle := 0; !quit; {
+		if m.Progress() > 0 {
+			idle = 0
+		} else if idle++; idle > 100000 {
+			m.Sleep(50 * time.Millisecond) // the parent's sends wake us
+			idle = 0
+		}
+	}
+	for m.pendPeers.Load() > 0 || len(m.prog.ackPeers) > 0 {
+		m.Progress()
+	}
+	return 0
+}
+
+// startChild starts the peer rank and returns its pid; cleanup kills it.
+func startChild(t testing.TB, spec string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+spec)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd
+}
+
+// procPair builds rank 0 here and rank 1 in a child process.
+func procPair(t testing.TB) (*Module, *exec.Cmd) {
+	session := t.TempDir()
+	jobID := "p" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(jobSeq.Add(1), 10)
+	cmd := startChild(t, "echo "+session+" "+jobID)
+	cfg := DefaultConfig()
+	cfg.Rendezvous = mpooltest.FileRendezvous{}
+	cfg.AttachTimeout = 20 * time.Second
+	m, err := NewWithConfig(Job{Rank: 0, Size: 2, LocalRank: 0, SessionDir: session, JobID: jobID,
+		Pids: []int{os.Getpid(), cmd.Process.Pid}}, cfg, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	if _, err := os.Stat(m.SegmentPath()); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("segment %s still on disk after both ranks attached", m.SegmentPath())
+	}
+	return m, cmd
+}
+
+func TestTwoProcesses(t *testing.T) {
+	m, cmd := procPair(t)
+	if filepath.Dir(m.SegmentPath()) != "/dev/shm" {
+		t.Logf("segment in %s", filepath.Dir(m.SegmentPath()))
+	}
+	var got [][]byte
+	m.Register(btl.TagPMLMatch, func(src int, data []byte) { got = append(got, bytes.Clone(data)) })
+	var sent [][]byte
+	for i, n := range []int{0, 1, 80, 96, 97, 1000, 4096, 4160, 20000, 32768, 32768 + 64} {
+		data := make([]byte, n)
+		for j := range data {
+			data[j] = byte(i + j*3)
+		}
+		h := min(n, btl.MaxHeader)
+		var d doneRec
+		for {
+			if _, err := m.Send(1, btl.TagPMLMatch, data[:h], data[h:], &d); err == nil {
+				break
+			}
+		}
+		sent = append(sent, data)
+	}
+	pumpUntil(t, []*Module{m}, func() bool { return len(got) == len(sent) })
+	for i := range sent {
+		if !bytes.Equal(got[i], sent[i]) {
+			t.Fatalf("echo %d: %d bytes back, want %d identical", i, len(got[i]), len(sent[i]))
+		}
+	}
+
+	// Single copy across processes: the child reads our buffer.
+	if !m.Attributes().SingleCopy {
+		t.Log("single copy not available here; skipping the ReadFrom check")
+	} else {
+		buf := make([]byte, 1<<20+17)
+		for i := range buf {
+			buf[i] = byte(i * 7)
+		}
+		req := make([]byte, 16)
+		binary.LittleEndian.PutUint64(req, uint64(uintptr(unsafe.Pointer(&buf[0]))))
+		binary.LittleEndian.PutUint64(req[8:], uint64(len(buf)))
+		var crc atomic.Uint64
+		var status atomic.Uint32
+		m.Register(btl.TagPMLRndv, func(src int, data []byte) {
+			status.Store(binary.LittleEndian.Uint32(data[8:]) + 1)
+			crc.Store(binary.LittleEndian.Uint64(data))
+		})
+		m.Send(1, btl.TagPMLRndv, req, nil, nil)
+		pumpUntil(t, []*Module{m}, func() bool { return status.Load() != 0 })
+		runtime.KeepAlive(buf)
+		if status.Load() != 1 || crc.Load() != uint64(crc32.ChecksumIEEE(buf)) {
+			t.Fatalf("child's ReadFrom: status %d, crc %x; want 1, %x", status.Load(), crc.Load(), crc32.ChecksumIEEE(buf))
+		}
+	}
+
+	// Peer loss: the child exits; Progress reports it once, Sends fail.
+	var lost []int
+	m.OnPeerLost(func(p int) { lost = append(lost, p) })
+	m.Send(1, btl.TagPMLCtl, []byte("quit"), nil, nil)
+	cmd.Wait()
+	pumpUntil(t, []*Module{m}, func() bool { return len(lost) > 0 })
+	for i := 0; i < 1000; i++ {
+		m.Progress()
+	}
+	if len(lost) != 1 || lost[0] != 1 {
+		t.Fatalf("OnPeerLost calls %v, want [1]", lost)
+	}
+	if _, err := m.Send(1, btl.TagPMLMatch, nil, nil, nil); !errors.Is(err, errs.ErrPeerLost) {
+		t.Fatalf("Send to the exited rank: %v, want ErrPeerLost", err)
+	}
+}
+
+// TestSleepWokenByOtherProcess: we sleep with no timeout; the child's echo
+// (a send from another process) must wake us through the shared futex.
+func TestSleepWokenByOtherProcess(t *testing.T) {
+	m, _ := procPair(t)
+	var got atomic.Int32
+	m.Register(btl.TagPMLMatch, func(int, []byte) { got.Add(1) })
+	for i := 0; i < 20; i++ {
+		m.Send(1, btl.TagPMLMatch, []byte("ping"), nil, nil)
+		for got.Load() != int32(i+1) {
+			done := make(chan struct{})
+			go func() { m.Sleep(0); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(20 * time.Second):
+				t.Fatal("Sleep(0) not woken by the other process's send")
+			}
+			m.Progress()
+		}
+	}
+}
+
+// TestPeerDiesDuringAttach: a peer that never attaches because its process
+// is gone makes New fail with ErrPeerLost instead of waiting out the timeout.
+func TestPeerDiesDuringAttach(t *testing.T) {
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Skip(err)
+	}
+	cfg := DefaultConfig()
+	cfg.Rendezvous = mpooltest.FileRendezvous{}
+	cfg.AttachTimeout = 20 * time.Second
+	_, err := NewWithConfig(Job{Rank: 0, Size: 2, LocalRank: 0, SessionDir: t.TempDir(), JobID: "dead" + strconv.Itoa(os.Getpid()),
+		Pids: []int{os.Getpid(), cmd.Process.Pid}}, cfg, nil)
+	if !errors.Is(err, errs.ErrPeerLost) || !bytes.Contains([]byte(err.Error()), []byte("1 of 2")) {
+		t.Fatalf("New with a dead peer: %v; want ErrPeerLost naming 1 of 2 attached", err)
+	}
+}

@@ -1,0 +1,208 @@
+package sm
+
+import (
+	"time"
+
+	"github.com/gorun-mpi/gorun/btl"
+)
+
+// peerCheckEvery is how often (in Progress calls) Progress looks at the
+// clock, and peerCheckPeriod how often it then polls for lost peers: no
+// syscall and no clock read per message.
+const (
+	peerCheckEvery  = 64
+	peerCheckPeriod = 5 * time.Millisecond
+)
+
+// Progress delivers arrived fragments, returns acknowledged fragments to
+// their pools, sends queued acks and retries every pending queue. Only one
+// goroutine progresses at a time; a concurrent caller returns 0 at once.
+func (m *Module) Progress() int {
+	if !m.progMu.TryLock() {
+		return 0
+	}
+	if m.closed.Load() {
+		m.progMu.Unlock()
+		return 0
+	}
+	n := m.poll()
+	if len(m.prog.ackPeers) > 0 {
+		m.flushAcks()
+	}
+	if m.pendPeers.Load() > 0 {
+		for i := range m.peers {
+			if p := &m.peers[i]; p.npending.Load() > 0 && !p.lost.Load() {
+				n += m.drain(p)
+			}
+		}
+	}
+	m.prog.tick++
+	if m.prog.tick%peerCheckEvery == 0 && m.monitor.active() {
+		if now := time.Now(); now.Sub(m.prog.lastChk) >= peerCheckPeriod {
+			m.prog.lastChk = now
+			m.monitor.check()
+		}
+	}
+	if m.lostUnrep.Load() {
+		n += m.reportLost()
+	}
+	m.progMu.Unlock()
+	return n
+}
+
+// poll reads our FIFO from tail until an unpublished slot, at most one lap.
+func (m *Module) poll() int {
+	st := &m.prog
+	n := 0
+	for n <= int(m.mask) {
+		e := &m.fifo[st.tail&m.mask]
+		if e.seq.Load() != st.tail+1 {
+			break
+		}
+		switch e.kind {
+		case kindData:
+			m.deliver(e)
+		case kindAck:
+			m.takeAcks(e)
+		default:
+			m.log.Error("dropping FIFO slot of unknown kind", "kind", e.kind, "src", e.src, "slot", st.tail)
+		}
+		st.tail++
+		n++
+		// Lazy free: release the tail in batches while busy...
+		if st.tail-st.released >= uint64(m.cfg.LazyFree) {
+			m.ctl.tail.Store(st.tail)
+			st.released = st.tail
+		}
+	}
+	// ...and at once when the FIFO runs dry, so senders never wait on slots
+	// we have finished with.
+	if st.released != st.tail {
+		if e := &m.fifo[st.tail&m.mask]; e.seq.Load() != st.tail+1 {
+			m.ctl.tail.Store(st.tail)
+			st.released = st.tail
+		}
+	}
+	return n
+}
+
+// deliver hands one data slot to its tag's callback. Everything in the slot
+// comes from another process and is checked before use: a bad sender rank,
+// tag, length or fragment offset is logged and the slot dropped, never
+// followed.
+func (m *Module) deliver(e *elem) {
+	src, tag, n, off := int(e.src), btl.Tag(e.tag), int64(e.length), int64(e.frag)
+	if src >= len(m.peers) || src == m.rank || tag >= btl.NumTags {
+		m.log.Error("dropping FIFO slot with bad sender or tag", "src", src, "tag", tag, "ranks", len(m.peers))
+		return
+	}
+	fn := m.recv[tag]
+	if off == 0 {
+		if n > inlineMax {
+			m.log.Error("dropping inline FIFO slot with bad length", "src", src, "length", n, "max", inlineMax)
+			return
+		}
+		if fn != nil {
+			fn(src, e.inline()[:n:n])
+		}
+		return
+	}
+	if !m.validFrag(src, off, n) {
+		m.log.Error("dropping FIFO slot with a bad fragment offset", "src", src, "offset", off, "length", n,
+			"eager", m.peers[src].region.Eager, "end", m.peers[src].region.End)
+		return
+	}
+	if fn != nil {
+		fn(src, m.mem[off:off+n:off+n])
+	} else {
+		m.log.Error("dropping fragment for a tag without a callback", "src", src, "tag", tag)
+	}
+	m.queueAck(src, off)
+}
+
+// validFrag: off is the start of one of src's fragments and n fits in it.
+func (m *Module) validFrag(src int, off, n int64) bool {
+	r := &m.peers[src].region
+	es, ms := m.cfg.EagerFragSize(), m.cfg.MaxFragSize()
+	switch {
+	case off >= r.Eager && off < r.Max:
+		return (off-r.Eager)%es == 0 && n <= es
+	case off >= r.Max && off < r.End:
+		return (off-r.Max)%ms == 0 && n <= ms
+	}
+	return false
+}
+
+// queueAck records that fragment off goes back to src; acks leave in
+// batches of up to maxAcks per slot (flushAcks, at the end of Progress).
+func (m *Module) queueAck(src int, off int64) {
+	p := &m.peers[src]
+	if len(p.acks) == 0 {
+		m.prog.ackPeers = append(m.prog.ackPeers, src)
+	}
+	p.acks = append(p.acks, off)
+}
+
+// flushAcks writes queued acks into their owners' FIFOs. An owner whose FIFO
+// is full keeps its acks queued for the next Progress: acks never wait
+// inside Progress, so two ranks with full FIFOs cannot deadlock (each still
+// drains its own FIFO, which frees the other's slots).
+func (m *Module) flushAcks() {
+	keep := m.prog.ackPeers[:0]
+	for _, r := range m.prog.ackPeers {
+		p := &m.peers[r]
+		for len(p.acks) > 0 && !p.lost.Load() {
+			e, h, ok := p.claim(m.mask + 1)
+			if !ok {
+				break
+			}
+			k := min(len(p.acks), maxAcks)
+			for i := 0; i < k; i++ {
+				e.data[i] = uint64(p.acks[i])
+			}
+			e.frag, e.src, e.length, e.tag, e.kind = 0, uint32(m.rank), uint32(k), 0, kindAck
+			m.publish(p, e, h)
+			p.acks = p.acks[:copy(p.acks, p.acks[k:])]
+		}
+		if p.lost.Load() {
+			p.acks = p.acks[:0]
+		}
+		if len(p.acks) > 0 {
+			keep = append(keep, r)
+		}
+	}
+	m.prog.ackPeers = keep
+}
+
+// takeAcks returns the fragments listed in an ack slot to our pools.
+func (m *Module) takeAcks(e *elem) {
+	k := int(e.length)
+	if k > maxAcks {
+		m.log.Error("dropping ack slot with bad count", "src", e.src, "count", k, "max", maxAcks)
+		return
+	}
+	for i := 0; i < k; i++ {
+		m.putFrag(int64(e.data[i]))
+	}
+}
+
+// reportLost calls the handler and fails pending sends for every peer found
+// lost since the last report.
+func (m *Module) reportLost() int {
+	m.lostUnrep.Store(false)
+	n := 0
+	for i := range m.peers {
+		p := &m.peers[i]
+		if !p.lost.Load() || p.reported {
+			continue
+		}
+		p.reported = true
+		n++
+		m.log.Debug("peer lost", "rank", p.rank, "pid", p.pid)
+		if m.onLost != nil {
+			m.onLost(p.rank)
+		}
+		m.failPending(p)
+	}
+	return n
+}

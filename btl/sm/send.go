@@ -1,0 +1,246 @@
+package sm
+
+import (
+	"fmt"
+
+	"github.com/gorun-mpi/gorun/btl"
+)
+
+// claim reserves the next slot of p's FIFO, or reports that it is full.
+//
+// The FIFO is multi-producer, single-consumer: senders of many processes and
+// goroutines claim slots with a CAS on head (UCX mm's scheme), never with a
+// lock, so a sender preempted between claim and publish delays only the
+// receiver, not the other senders. The sender compares head with its cached
+// copy of the receiver's tail and re-reads the shared tail only when the
+// FIFO looks full.
+func (p *peer) claim(slots uint64) (*elem, uint64, bool) {
+	c := p.ctl
+	for {
+		h := c.head.Load()
+		if h-p.cachedTail.Load() >= slots {
+			t := c.tail.Load()
+			p.cachedTail.Store(t)
+			if h-t >= slots {
+				return nil, 0, false
+			}
+		}
+		if c.head.CompareAndSwap(h, h+1) {
+			return &p.fifo[h&(slots-1)], h, true
+		}
+	}
+}
+
+// publish makes slot h visible to p's receiver, then wakes it if it sleeps.
+// Dekker pairing with Sleep: we store seq then load armed; the receiver
+// stores armed then loads seq. Go atomics are sequentially consistent, so
+// at least one of us sees the other's store: either the receiver finds the
+// slot and does not sleep, or we see armed and wake it.
+func (m *Module) publish(p *peer, e *elem, h uint64) {
+	e.seq.Store(h + 1)
+	if p.ctl.armed.Load() != 0 {
+		wakeCtl(p.ctl)
+	}
+}
+
+// Send queues hdr+payload for peer; see btl.Module. Small messages travel in
+// the FIFO slot; larger ones in one of our fragments whose offset the slot
+// carries. It never blocks and never calls c.
+func (m *Module) Send(dst int, tag btl.Tag, hdr, payload []byte, c btl.Completion) (bool, error) {
+	if dst < 0 || dst >= len(m.peers) || dst == m.rank || len(hdr) > btl.MaxHeader ||
+		len(payload) > m.cfg.MaxSendSize || tag >= btl.NumTags || m.closed.Load() {
+		return false, m.badSend(dst, tag, hdr, payload)
+	}
+	p := &m.peers[dst]
+	if p.lost.Load() {
+		return false, errPeerLost(dst)
+	}
+	n := len(hdr) + len(payload)
+	if p.npending.Load() == 0 {
+		if n <= inlineMax {
+			if e, h, ok := p.claim(m.mask + 1); ok {
+				e.frag, e.src, e.length, e.tag, e.kind = 0, uint32(m.rank), uint32(n), uint8(tag), kindData
+				b := e.inline()
+				copy(b[copy(b, hdr):], payload)
+				m.publish(p, e, h)
+				return true, nil
+			}
+		} else if off := m.getFrag(len(payload)); off != 0 {
+			b := m.mem[off : off+int64(n)]
+			copy(b[copy(b, hdr):], payload)
+			if e, h, ok := p.claim(m.mask + 1); ok {
+				e.frag, e.src, e.length, e.tag, e.kind = uint64(off), uint32(m.rank), uint32(n), uint8(tag), kindData
+				m.publish(p, e, h)
+				return true, nil
+			}
+			return m.enqueue(p, tag, hdr, payload, n, off, c)
+		}
+	}
+	return m.enqueue(p, tag, hdr, payload, n, 0, c)
+}
+
+func (m *Module) badSend(dst int, tag btl.Tag, hdr, payload []byte) error {
+	switch {
+	case m.closed.Load():
+		return errClosed
+	case dst < 0 || dst >= len(m.peers) || dst == m.rank:
+		return fmt.Errorf("btl/sm: send to rank %d: not reachable; allowed 0..%d except this rank %d", dst, len(m.peers)-1, m.rank)
+	case len(hdr) > btl.MaxHeader:
+		return fmt.Errorf("btl/sm: header of %d bytes; allowed at most %d", len(hdr), btl.MaxHeader)
+	case len(payload) > m.cfg.MaxSendSize:
+		return fmt.Errorf("btl/sm: payload of %d bytes; allowed at most btl_sm_max_send_size=%d", len(payload), m.cfg.MaxSendSize)
+	}
+	return fmt.Errorf("btl/sm: tag %d; allowed below %d", tag, btl.NumTags)
+}
+
+// getFrag takes a fragment for a payload of size n: an eager one when it
+// fits, else (or when those are all out) a max-size one. 0 means none.
+func (m *Module) getFrag(n int) int64 {
+	if n <= m.cfg.EagerLimit {
+		if off := m.eager.get(); off != 0 {
+			return off
+		}
+	}
+	return m.maxFrags.get()
+}
+
+// enqueue appends a send to p's pending queue. frag != 0: hdr+payload are
+// already in that fragment. Otherwise small data is copied into the op, and
+// large data into a fragment if one is free and no by-reference op is queued
+// (see peer.mu.refs), else kept by reference with completion c.
+func (m *Module) enqueue(p *peer, tag btl.Tag, hdr, payload []byte, n int, frag int64, c btl.Completion) (bool, error) {
+	copied := true
+	p.mu.Lock()
+	if p.lost.Load() {
+		p.mu.Unlock()
+		if frag != 0 {
+			m.putFrag(frag)
+		}
+		return false, errPeerLost(p.rank)
+	}
+	if frag != 0 && p.mu.refs > 0 {
+		m.putFrag(frag) // another goroutine queued a by-reference op first
+		frag = 0
+	}
+	op := p.mu.q.push()
+	op.tag, op.n, op.frag, op.hdrLen, op.payload, op.c = tag, n, frag, len(hdr), nil, nil
+	switch {
+	case frag != 0:
+	case n <= inlineMax:
+		copy(op.inline[copy(op.inline[:], hdr):], payload)
+	default:
+		if p.mu.refs == 0 {
+			op.frag = m.getFrag(len(payload))
+		}
+		if op.frag != 0 {
+			b := m.mem[op.frag : op.frag+int64(n)]
+			copy(b[copy(b, hdr):], payload)
+		} else {
+			copy(op.inline[:], hdr)
+			op.payload, op.c = payload, c
+			p.mu.refs++
+			copied = false
+		}
+	}
+	if p.npending.Add(1) == 1 {
+		m.pendPeers.Add(1)
+	}
+	p.mu.Unlock()
+	return copied, nil
+}
+
+// drain sends what it can from p's pending queue, in order. It stops at the
+// first send that finds no fragment or no FIFO slot. Completions are called
+// without the lock held (they may Send). Called from Progress only.
+func (m *Module) drain(p *peer) int {
+	sent := 0
+	for {
+		p.mu.Lock()
+		if p.mu.q.len() == 0 {
+			p.mu.Unlock()
+			return sent
+		}
+		op := p.mu.q.front()
+		var done btl.Completion
+		if op.frag == 0 && op.payload != nil {
+			off := m.getFrag(len(op.payload))
+			if off == 0 {
+				p.mu.Unlock()
+				return sent
+			}
+			b := m.mem[off : off+int64(op.n)]
+			copy(b[copy(b, op.inline[:op.hdrLen]):], op.payload)
+			op.frag, op.payload, done, op.c = off, nil, op.c, nil
+			p.mu.refs--
+		}
+		e, h, ok := p.claim(m.mask + 1)
+		if ok {
+			e.frag, e.src, e.length, e.tag, e.kind = uint64(op.frag), uint32(m.rank), uint32(op.n), uint8(op.tag), kindData
+			if op.frag == 0 {
+				copy(e.inline(), op.inline[:op.n])
+			}
+			m.publish(p, e, h)
+			p.mu.q.pop()
+			sent++
+			// Decrement after publishing: a Send that then sees 0 goes
+			// straight to the FIFO behind everything queued before it.
+			if p.npending.Add(-1) == 0 {
+				m.pendPeers.Add(-1)
+			}
+		}
+		p.mu.Unlock()
+		if done != nil {
+			done.SendDone(nil)
+		}
+		if !ok {
+			return sent
+		}
+	}
+}
+
+// failPending empties a lost peer's queue: fragments go back to our pools,
+// sends by reference get SendDone(ErrPeerLost). Called from Progress only,
+// after p.lost is set (so nothing is added any more).
+func (m *Module) failPending(p *peer) {
+	for {
+		p.mu.Lock()
+		if p.mu.q.len() == 0 {
+			p.mu.Unlock()
+			return
+		}
+		op := p.mu.q.front()
+		frag, c := op.frag, op.c
+		if op.payload != nil {
+			p.mu.refs--
+		}
+		p.mu.q.pop()
+		if p.npending.Add(-1) == 0 {
+			m.pendPeers.Add(-1)
+		}
+		p.mu.Unlock()
+		if frag != 0 {
+			m.putFrag(frag)
+		}
+		if c != nil {
+			c.SendDone(errPeerLost(p.rank))
+		}
+	}
+}
+
+// putFrag returns one of our fragments to its pool; false if off is not one.
+func (m *Module) putFrag(off int64) bool {
+	var err error
+	switch {
+	case m.eager.owns(off):
+		err = m.eager.put(off)
+	case m.maxFrags.owns(off):
+		err = m.maxFrags.put(off)
+	default:
+		err = fmt.Errorf("btl/sm: ack for offset %d, which is not a fragment of rank %d", off, m.rank)
+	}
+	if err != nil {
+		m.log.Error("dropping bad fragment ack", "error", err)
+		return false
+	}
+	return true
+}

@@ -1,0 +1,80 @@
+package sm
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gorun-mpi/gorun/internal/errs"
+)
+
+// probeMagic ^ rank is the word each rank publishes the address of in its
+// control block; a peer that reads it back with process_vm_readv knows that
+// single copy works towards that rank.
+const probeMagic uint64 = 0x9e3779b97f4a7c15
+
+func addrOf(p *uint64) uintptr { return uintptr(unsafe.Pointer(p)) }
+
+// probeSingleCopy reads every peer's magic word. It reports true only if
+// all reads succeed; a refusal (ptrace restrictions, seccomp) is logged at
+// debug level.
+func (m *Module) probeSingleCopy() bool {
+	for i := range m.peers {
+		if i == m.rank {
+			continue
+		}
+		p := &m.peers[i]
+		var got uint64
+		buf := unsafe.Slice((*byte)(unsafe.Pointer(&got)), 8)
+		if err := m.readFrom(p.pid, uintptr(p.ctl.magicAddr), buf); err != nil || got != probeMagic^uint64(i) {
+			m.log.Debug("single copy not available: process_vm_readv refused", "peer", i, "pid", p.pid, "error", err, "word", got)
+			return false
+		}
+	}
+	return true
+}
+
+// ReadFrom copies len(dst) bytes at addr in peer's memory into dst with
+// process_vm_readv, looping over partial reads.
+func (m *Module) ReadFrom(peer int, addr uintptr, dst []byte) error {
+	if !m.Reachable(peer) {
+		return fmt.Errorf("btl/sm: ReadFrom rank %d: not reachable; allowed 0..%d except this rank %d", peer, len(m.peers)-1, m.rank)
+	}
+	if !m.attrs.SingleCopy {
+		return fmt.Errorf("btl/sm: ReadFrom rank %d: single copy is not available (probe failed or btl_sm_single_copy=none)", peer)
+	}
+	if m.peers[peer].lost.Load() {
+		return errPeerLost(peer)
+	}
+	err := m.readFrom(m.peers[peer].pid, addr, dst)
+	if errors.Is(err, unix.ESRCH) {
+		return fmt.Errorf("btl/sm: ReadFrom rank %d: %w", peer, errs.ErrPeerLost)
+	}
+	if err != nil {
+		return fmt.Errorf("btl/sm: ReadFrom rank %d at %#x (%d bytes): %w", peer, addr, len(dst), err)
+	}
+	return nil
+}
+
+func (m *Module) readFrom(pid int, addr uintptr, dst []byte) error {
+	for done := 0; done < len(dst); {
+		local := unix.Iovec{Base: &dst[done]}
+		local.SetLen(len(dst) - done)
+		remote := unix.RemoteIovec{Base: addr + uintptr(done), Len: len(dst) - done}
+		n, _, e := unix.Syscall6(unix.SYS_PROCESS_VM_READV, uintptr(pid),
+			uintptr(unsafe.Pointer(&local)), 1, uintptr(unsafe.Pointer(&remote)), 1, 0)
+		switch {
+		case e == syscall.EINTR || e == syscall.EAGAIN:
+			continue
+		case e != 0:
+			return e
+		case n == 0:
+			return fmt.Errorf("process_vm_readv read nothing at %#x with %d bytes left", addr+uintptr(done), len(dst)-done)
+		}
+		done += int(n)
+	}
+	return nil
+}

@@ -1,0 +1,117 @@
+package sm
+
+import (
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Sleep protocol (UCX mm's "signal" mode with a futex instead of a socket).
+//
+// The receiver (Sleep):              A sender (publish) or Wake:
+//  1. s := wakeSeq.Load()             a. store its slot's seq (or wakePend)
+//  2. armed.Store(1)                  b. if armed.Load() != 0:
+//  3. if work is visible: return         wakeSeq.Add(1); FUTEX_WAKE(wakeSeq)
+//  4. FUTEX_WAIT(wakeSeq, s, d)
+//
+// Dekker argument: Go atomics are sequentially consistent. If step 3 misses
+// the sender's store (a), then (a) comes after 3 in the total order, so (b)'s
+// load comes after 2 and sees armed == 1: the sender bumps wakeSeq after the
+// receiver read s in step 1, so FUTEX_WAIT either finds wakeSeq != s and
+// returns at once, or is already waiting and is woken. No wake-up is lost.
+// The futex word lives in the shared segment, so the futex is not PRIVATE.
+
+// pendingNap bounds a Sleep while this rank has sends queued for a full
+// FIFO: receivers do not wake senders when they free slots.
+const pendingNap = time.Millisecond
+
+// peerCheckNap bounds each futex wait so that a lost peer is noticed while
+// sleeping without a timeout.
+const peerCheckNap = 50 * time.Millisecond
+
+// Sleep blocks until a sender signals work, Wake is called, a peer is lost,
+// or d elapses (d <= 0: no timeout). It returns at once if our FIFO holds a
+// published slot or Wake is pending.
+func (m *Module) Sleep(d time.Duration) {
+	if m.closed.Load() {
+		return
+	}
+	c := m.ctl
+	seq := c.wakeSeq.Load()
+	c.armed.Store(1)
+	if m.wakePend.Swap(false) || m.fifoReady() || m.lostUnrep.Load() {
+		c.armed.Store(0)
+		return
+	}
+	var deadline time.Time
+	if d > 0 {
+		deadline = time.Now().Add(d)
+	}
+	for {
+		nap := peerCheckNap
+		if m.pendPeers.Load() > 0 {
+			nap = pendingNap
+		}
+		if d > 0 {
+			left := time.Until(deadline)
+			if left <= 0 {
+				break
+			}
+			nap = min(nap, left)
+		}
+		futexWait(&c.wakeSeq, seq, nap)
+		if c.wakeSeq.Load() != seq || m.pendPeers.Load() > 0 || m.monitor.check() || m.fifoReady() {
+			break
+		}
+	}
+	c.armed.Store(0)
+	m.wakePend.Store(false)
+}
+
+// fifoReady reports whether the slot at our released tail is published. It
+// does not need Progress's lock: when Progress has consumed slots it has not
+// released yet, the answer is a harmless "yes" (Progress then finds the FIFO
+// dry and releases them); after a Progress that drained the FIFO, the
+// released tail is the true one.
+func (m *Module) fifoReady() bool {
+	t := m.ctl.tail.Load()
+	return m.fifo[t&m.mask].seq.Load() == t+1
+}
+
+// Wake ends a Sleep of this process, now or the next one.
+func (m *Module) Wake() {
+	if m.closed.Load() {
+		return
+	}
+	m.wakePend.Store(true)
+	if m.ctl.armed.Load() != 0 {
+		wakeCtl(m.ctl)
+	}
+}
+
+// wakeCtl wakes the rank that owns c if it is armed.
+func wakeCtl(c *ctl) {
+	if c.armed.CompareAndSwap(1, 0) {
+		c.wakeSeq.Add(1)
+		futexWake(&c.wakeSeq)
+	}
+}
+
+// Futex operations (linux/futex.h); shared, not FUTEX_PRIVATE_FLAG.
+const (
+	futexWaitOp = 0
+	futexWakeOp = 1
+)
+
+func futexWait(w *atomic.Uint32, val uint32, d time.Duration) {
+	ts := unix.NsecToTimespec(int64(d))
+	// EAGAIN (value changed), EINTR and ETIMEDOUT all mean: look again.
+	unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(w)), futexWaitOp, uintptr(val),
+		uintptr(unsafe.Pointer(&ts)), 0, 0)
+}
+
+func futexWake(w *atomic.Uint32) {
+	unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(w)), futexWakeOp, 1<<30, 0, 0, 0)
+}

@@ -1,0 +1,399 @@
+package sm
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/gorun-mpi/gorun/btl"
+	"github.com/gorun-mpi/gorun/btl/btltest"
+	"github.com/gorun-mpi/gorun/internal/errs"
+	"github.com/gorun-mpi/gorun/mca"
+	"github.com/gorun-mpi/gorun/mpool"
+)
+
+func TestConformance(t *testing.T)      { btltest.Run(t, newPair) }
+func TestConformanceSmall(t *testing.T) { btltest.Run(t, smallPair) }
+
+func TestSharedOffsets(t *testing.T) {
+	var c ctl
+	var e elem
+	pins := []struct {
+		name      string
+		got, want uintptr
+	}{
+		{"ctl.head", unsafe.Offsetof(c.head), 0},
+		{"ctl.tail", unsafe.Offsetof(c.tail), 64},
+		{"ctl.armed", unsafe.Offsetof(c.armed), 128},
+		{"ctl.wakeSeq", unsafe.Offsetof(c.wakeSeq), 132},
+		{"ctl.pid", unsafe.Offsetof(c.pid), 192},
+		{"ctl.magicAddr", unsafe.Offsetof(c.magicAddr), 200},
+		{"sizeof ctl", unsafe.Sizeof(c), ctlSize},
+		{"elem.seq", unsafe.Offsetof(e.seq), 0},
+		{"elem.frag", unsafe.Offsetof(e.frag), 8},
+		{"elem.src", unsafe.Offsetof(e.src), 16},
+		{"elem.length", unsafe.Offsetof(e.length), 20},
+		{"elem.tag", unsafe.Offsetof(e.tag), 24},
+		{"elem.kind", unsafe.Offsetof(e.kind), 25},
+		{"elem.data", unsafe.Offsetof(e.data), elemHead},
+		{"sizeof elem", unsafe.Sizeof(e), elemSize},
+	}
+	for _, p := range pins {
+		if p.got != p.want {
+			t.Errorf("%s at %d, want %d (bump mpool.LayoutVersion if intended)", p.name, p.got, p.want)
+		}
+	}
+	if maxAcks != 12 || inlineMax != 96 {
+		t.Errorf("inline %d bytes, %d acks per slot; want 96, 12", inlineMax, maxAcks)
+	}
+}
+
+// TestSegmentBytesPerN pins the default segment size per number of ranks
+// (the numbers quoted in mpool's doc).
+func TestSegmentBytesPerN(t *testing.T) {
+	cfg := DefaultConfig()
+	for _, tt := range []struct {
+		n    int
+		size int64
+	}{{2, 2437120}, {8, 9736192}, {32, 38940672}, {64, 77877248}} {
+		l, err := mpool.Plan(tt.n, cfg.LayoutParams())
+		if err != nil || l.Size != tt.size {
+			t.Errorf("N=%d: %d bytes, %v; want %d", tt.n, l.Size, err, tt.size)
+		}
+		t.Logf("N=%d: %s", tt.n, mpool.FormatBytes(l.Size))
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	mod := func(f func(c *Config)) Config { c := DefaultConfig(); f(&c); return c }
+	tests := []struct {
+		name string
+		c    Config
+		want string // "" = valid
+	}{
+		{"defaults", DefaultConfig(), ""},
+		{"eager above max", mod(func(c *Config) { c.EagerLimit = 64 << 10 }), "btl_sm_eager_limit=65536 is above btl_sm_max_send_size=32768"},
+		{"fifo not power of two", mod(func(c *Config) { c.FIFOSize = 100 }), "btl_sm_fifo_size=100"},
+		{"lazy free too big", mod(func(c *Config) { c.LazyFree = 200 }), "btl_sm_fifo_lazy_free=200"},
+		{"num above max", mod(func(c *Config) { c.FreeListNum = 64 }), "btl_sm_free_list_num=64"},
+		{"zero inc", mod(func(c *Config) { c.FreeListInc = 0 }), "btl_sm_free_list_inc=0"},
+		{"bad single copy", mod(func(c *Config) { c.SingleCopy = "always" }), `btl_sm_single_copy="always"`},
+		{"eager 0 is fine", mod(func(c *Config) { c.EagerLimit = 0 }), ""},
+	}
+	for _, tt := range tests {
+		err := tt.c.Validate()
+		if (tt.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.want)) {
+			t.Errorf("%s: Validate() = %v, want %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+// TestEagerLimitPayloadOnly: a payload of exactly the eager limit plus the
+// largest header fits one eager fragment (the header does not count).
+func TestEagerLimitPayloadOnly(t *testing.T) {
+	m := newJob(t, 2, DefaultConfig())
+	a := m[0]
+	got := 0
+	m[1].Register(btl.TagPMLMatch, func(src int, data []byte) { got = len(data) })
+	copied, err := a.Send(1, btl.TagPMLMatch, make([]byte, btl.MaxHeader), make([]byte, a.cfg.EagerLimit), nil)
+	if err != nil || !copied {
+		t.Fatalf("Send of eager_limit bytes = %v, %v", copied, err)
+	}
+	if a.eager.inUse() != 1 || a.maxFrags.inUse() != 0 {
+		t.Fatalf("eager fragments in use %d, max-size %d; want 1, 0", a.eager.inUse(), a.maxFrags.inUse())
+	}
+	pumpUntil(t, m, func() bool { return got == btl.MaxHeader+a.cfg.EagerLimit && a.eager.inUse() == 0 })
+}
+
+// TestFullFIFOPendingKeepsOrder fills the receiver's FIFO, checks that later
+// sends queue (even small ones that would fit once space frees) and arrive
+// in order.
+func TestFullFIFOPendingKeepsOrder(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.FIFOSize, cfg.LazyFree = 8, 4
+	m := newJob(t, 2, cfg)
+	a, b := m[0], m[1]
+	var got []uint64
+	b.Register(btl.TagPMLMatch, func(src int, data []byte) { got = append(got, binary.LittleEndian.Uint64(data)) })
+	hdr := make([]byte, 8)
+	for i := uint64(0); i < 50; i++ {
+		binary.LittleEndian.PutUint64(hdr, i)
+		if copied, err := a.Send(1, btl.TagPMLMatch, hdr, nil, nil); err != nil || !copied {
+			t.Fatalf("Send %d = %v, %v; small sends are always copied", i, copied, err)
+		}
+		if i == 7 && a.peers[1].npending.Load() != 0 {
+			t.Fatal("queued before the FIFO was full")
+		}
+	}
+	if q := a.peers[1].npending.Load(); q != 42 {
+		t.Fatalf("%d sends pending, want 42 (8 slots)", q)
+	}
+	// Drain one batch at the receiver: the sender's next send must still
+	// queue behind the pending ones.
+	b.Progress()
+	binary.LittleEndian.PutUint64(hdr, 50)
+	a.Send(1, btl.TagPMLMatch, hdr, nil, nil)
+	pumpUntil(t, m, func() bool { return len(got) == 51 })
+	for i, v := range got {
+		if v != uint64(i) {
+			t.Fatalf("arrival %d is message %d: order broken", i, v)
+		}
+	}
+}
+
+// TestFreeListExhaustion: with no fragment left, a large Send returns
+// copied=false, keeps the payload, and calls SendDone once after an ack.
+func TestFreeListExhaustion(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.FreeListNum, cfg.FreeListMax, cfg.FreeListInc = 1, 1, 1
+	m := newJob(t, 2, cfg)
+	a, b := m[0], m[1]
+	var got [][]byte
+	b.Register(btl.TagPMLFrag, func(src int, data []byte) { got = append(got, bytes.Clone(data)) })
+	p1 := bytes.Repeat([]byte{1}, 1000)
+	p2 := bytes.Repeat([]byte{2}, 20000) // max-size pool
+	p3 := bytes.Repeat([]byte{3}, 1000)  // both pools out
+	var d1, d2, d3 doneRec
+	c1, _ := a.Send(1, btl.TagPMLFrag, nil, p1, &d1)
+	c2, _ := a.Send(1, btl.TagPMLFrag, nil, p2, &d2)
+	c3, err := a.Send(1, btl.TagPMLFrag, nil, p3, &d3)
+	if !c1 || !c2 || c3 || err != nil {
+		t.Fatalf("copied = %v, %v, %v (%v); want true, true, false", c1, c2, c3, err)
+	}
+	a.Progress()
+	if d3.n.Load() != 0 {
+		t.Fatal("SendDone before any fragment came back")
+	}
+	pumpUntil(t, m, func() bool { return len(got) == 3 })
+	if d1.n.Load() != 0 || d2.n.Load() != 0 || d3.n.Load() != 1 || d3.err != nil {
+		t.Fatalf("SendDone counts %d, %d, %d (err %v); want 0, 0, 1 (nil)", d1.n.Load(), d2.n.Load(), d3.n.Load(), d3.err)
+	}
+	if !bytes.Equal(got[0], p1) || !bytes.Equal(got[1], p2) || !bytes.Equal(got[2], p3) {
+		t.Fatal("payloads differ or out of order")
+	}
+}
+
+// TestBadOffsetRejected forges slots that point outside the sender's
+// fragments: they are logged and dropped, later good slots still arrive.
+func TestBadOffsetRejected(t *testing.T) {
+	m := newJob(t, 2, DefaultConfig())
+	a, b := m[0], m[1]
+	log := &testLog{Logger: b.log}
+	b.log = log
+	delivered := 0
+	b.Register(btl.TagPMLMatch, func(int, []byte) { delivered++ })
+	es := a.cfg.EagerFragSize()
+	r1, r0 := a.peers[1].region, a.peers[0].region
+	forged := []struct {
+		name string
+		src  uint32
+		off  int64
+		n    uint32
+		kind uint8
+	}{
+		{"receiver's own fragment", 0, r1.Eager, 10, kindData},
+		{"misaligned", 0, r0.Eager + 64, 10, kindData},
+		{"inside the FIFO", 0, r0.FIFO, 10, kindData},
+		{"past the segment", 0, 1 << 40, 10, kindData},
+		{"too long for an eager fragment", 0, r0.Eager, uint32(es + 1), kindData},
+		{"bad sender rank", 7, r0.Eager, 10, kindData},
+		{"inline too long", 0, 0, 200, kindData},
+		{"unknown kind", 0, 0, 1, 9},
+		{"ack for a fragment never lent", 0, 0, 1, kindAck},
+	}
+	p := &a.peers[1]
+	for _, f := range forged {
+		e, h, ok := p.claim(a.mask + 1)
+		if !ok {
+			t.Fatal("FIFO full")
+		}
+		e.frag, e.src, e.length, e.tag, e.kind = uint64(f.off), f.src, f.n, uint8(btl.TagPMLMatch), f.kind
+		e.data[0] = uint64(r1.Eager) // for the ack: b's own fragment, never handed out
+		a.publish(p, e, h)
+	}
+	a.Send(1, btl.TagPMLMatch, []byte("ok"), nil, nil)
+	pumpUntil(t, m, func() bool { return delivered == 1 })
+	if n := int(log.errors.Load()); n != len(forged) {
+		t.Fatalf("%d slots rejected with an error log, want %d", n, len(forged))
+	}
+}
+
+// TestManyWriters: goroutines of several sender modules write one
+// receiver's FIFO at once (run with -race); per-stream order holds and
+// nothing is lost, across many wraparounds of a small FIFO.
+func TestManyWriters(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.FIFOSize, cfg.LazyFree = 16, 4
+	const ranks, goroutines, each = 3, 3, 400
+	m := newJob(t, ranks+1, cfg)
+	recv := m[0]
+	next := map[[2]uint64]uint64{}
+	total := 0
+	bad := ""
+	recv.Register(btl.TagPMLMatch, func(src int, data []byte) {
+		k := [2]uint64{uint64(src), binary.LittleEndian.Uint64(data[8:])}
+		if seq := binary.LittleEndian.Uint64(data); seq != next[k] && bad == "" {
+			bad = "out of order"
+		}
+		next[k]++
+		total++
+	})
+	done := make(chan error, ranks*goroutines)
+	for r := 1; r <= ranks; r++ {
+		for g := 0; g < goroutines; g++ {
+			go func() {
+				hdr := make([]byte, 16)
+				pay := make([]byte, 200)
+				for i := 0; i < each; i++ {
+					binary.LittleEndian.PutUint64(hdr, uint64(i))
+					binary.LittleEndian.PutUint64(hdr[8:], uint64(g))
+					n := (i * 13) % 200
+					if _, err := m[r].Send(0, btl.TagPMLMatch, hdr, pay[:n], nil); err != nil {
+						done <- err
+						return
+					}
+					m[r].Progress()
+				}
+				done <- nil
+			}()
+		}
+	}
+	finished := 0
+	pumpUntil(t, m[:1], func() bool {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			finished++
+		default:
+		}
+		if finished == ranks*goroutines {
+			for _, s := range m[1:] {
+				s.Progress() // drain what is still pending
+			}
+		}
+		return total == ranks*goroutines*each
+	})
+	if bad != "" {
+		t.Fatal(bad)
+	}
+	if head := recv.ctl.head.Load(); head <= uint64(cfg.FIFOSize)*10 {
+		t.Fatalf("only %d slots used; the test must wrap the FIFO many times", head)
+	}
+}
+
+func TestSendToLostPeer(t *testing.T) {
+	m := newJob(t, 2, smallConfig())
+	a := m[0]
+	var lost []int
+	a.OnPeerLost(func(p int) { lost = append(lost, p) })
+	// Queue a by-reference send, then declare the peer lost.
+	var d doneRec
+	for i := 0; i < 10; i++ {
+		a.Send(1, btl.TagPMLFrag, nil, make([]byte, 30000), &d)
+	}
+	a.monitor.markLost(&a.peers[1])
+	a.Progress()
+	a.Progress()
+	if len(lost) != 1 || lost[0] != 1 {
+		t.Fatalf("OnPeerLost calls %v, want [1]", lost)
+	}
+	if d.n.Load() == 0 || !errors.Is(d.err, errs.ErrPeerLost) {
+		t.Fatalf("pending completions: %d calls, err %v; want ErrPeerLost", d.n.Load(), d.err)
+	}
+	if _, err := a.Send(1, btl.TagPMLMatch, nil, nil, nil); !errors.Is(err, errs.ErrPeerLost) {
+		t.Fatalf("Send after loss: %v, want ErrPeerLost", err)
+	}
+	if a.eager.inUse()+a.maxFrags.inUse() > 2 {
+		t.Fatalf("fragments of failed pending sends not returned: %d in use", a.eager.inUse()+a.maxFrags.inUse())
+	}
+}
+
+func TestSteadyStateNoAllocs(t *testing.T) {
+	m := newJob(t, 2, DefaultConfig())
+	a, b := m[0], m[1]
+	b.Register(btl.TagPMLMatch, func(int, []byte) {})
+	hdr := make([]byte, 16)
+	for _, n := range []int{8, 4096, 30000} {
+		pay := make([]byte, n)
+		allocs := testing.AllocsPerRun(500, func() {
+			a.Send(1, btl.TagPMLMatch, hdr, pay, nil)
+			b.Progress()
+			a.Progress()
+		})
+		if allocs != 0 {
+			t.Errorf("%d-byte messages: %v allocations per message, want 0", n, allocs)
+		}
+	}
+}
+
+func TestSleepTimesOut(t *testing.T) {
+	m := newJob(t, 2, DefaultConfig())
+	start := time.Now()
+	m[0].Sleep(20 * time.Millisecond)
+	if el := time.Since(start); el < 20*time.Millisecond {
+		t.Fatalf("Sleep(20ms) returned after %v with nothing to do", el)
+	}
+}
+
+// TestConfigFromDefaults: the registered table's defaults give DefaultConfig.
+func TestConfigFromDefaults(t *testing.T) {
+	got, err := ConfigFrom(mca.Defaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := DefaultConfig(); got != want {
+		t.Fatalf("ConfigFrom(defaults) = %+v\nwant DefaultConfig() = %+v", got, want)
+	}
+}
+
+// TestWithRndv runs the production descriptor exchange (package rndv).
+func TestWithRndv(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Rendezvous = mpool.RndvDir{}
+	m := newJob(t, 3, cfg)
+	got := 0
+	m[2].Register(btl.TagPMLMatch, func(src int, data []byte) { got++ })
+	m[0].Send(2, btl.TagPMLMatch, []byte("h"), make([]byte, 5000), nil)
+	m[1].Send(2, btl.TagPMLMatch, []byte("h"), nil, nil)
+	pumpUntil(t, m, func() bool { return got == 2 })
+}
+
+// TestRefAtFrontIsNotStarved: while a by-reference send waits at the front
+// of a pending queue for a fragment, later sends must not take the
+// fragments that come back (they would hold them behind it forever).
+func TestRefAtFrontIsNotStarved(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.FreeListNum, cfg.FreeListMax, cfg.FreeListInc = 1, 1, 1
+	m := newJob(t, 2, cfg)
+	a, b := m[0], m[1]
+	var got []byte
+	b.Register(btl.TagPMLFrag, func(src int, data []byte) { got = append(got, data[0]) })
+	send := func(id byte) bool {
+		pay := bytes.Repeat([]byte{id}, 1000)
+		copied, err := a.Send(1, btl.TagPMLFrag, nil, pay, &doneRec{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return copied
+	}
+	if !send(1) || !send(2) || send(3) {
+		t.Fatal("want messages 1, 2 in the two fragments and 3 by reference")
+	}
+	b.Progress() // delivers 1, 2 and acks both fragments
+	a.progMu.Lock()
+	a.poll() // the fragments are free again; 3 still waits at the front
+	a.progMu.Unlock()
+	if send(4) || send(5) {
+		t.Fatal("a send behind a by-reference op took a fragment")
+	}
+	pumpUntil(t, m, func() bool { return len(got) == 5 })
+	if !bytes.Equal(got, []byte{1, 2, 3, 4, 5}) {
+		t.Fatalf("arrival order %v", got)
+	}
+}

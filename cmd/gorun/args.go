@@ -1,0 +1,139 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/gorun-mpi/gorun/launcher"
+)
+
+const usageLine = "usage: gorun -np N [--mca NAME VALUE]... [--tag-output] [--timeout D] PROGRAM [ARGS...]\n"
+
+const usage = usageLine + `
+Starts N ranks of PROGRAM on this machine. PROGRAM is an executable, or a Go
+package directory or .go file that gorun builds first.
+
+  -np, -n N             number of ranks (1..4096)
+  --mca NAME VALUE      set an MCA parameter (repeatable; see gorun-info)
+  --tag-output          prefix every output line with "[RANK] "
+  --timeout D           stop the job after D (a Go duration like 90s, or seconds)
+  -h, --help            show this help
+`
+
+// longOpts are the options accepted with one dash as well, as Open MPI does.
+var longOpts = []string{"np", "mca", "tag-output", "timeout", "help"}
+
+// parseArgs turns gorun's arguments into launcher options. help reports a
+// request for the usage text.
+//
+// pflag cannot take an option with two values, nor "-np" (it would read
+// -n with value "p"), so a pre-scan first takes out every --mca NAME VALUE
+// and spells one-dash long options with two dashes; it stops at PROGRAM.
+func parseArgs(args []string) (opts launcher.Options, help bool, err error) {
+	var rest []string
+	i := 0
+scan:
+	for i < len(args) {
+		a := args[i]
+		if strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") {
+			name, _, _ := strings.Cut(a[1:], "=")
+			if contains(longOpts, name) {
+				a = "-" + a
+			}
+		}
+		name, _, hasValue := strings.Cut(a, "=")
+		switch {
+		case a == "--":
+			rest = append(rest, args[i:]...)
+			i = len(args)
+			break scan
+		case name == "--mca":
+			if hasValue || i+2 >= len(args) {
+				return opts, false, errors.New("--mca takes two arguments: --mca NAME VALUE")
+			}
+			opts.MCA = append(opts.MCA, [2]string{args[i+1], args[i+2]})
+			i += 3
+		case (name == "--np" || name == "-n" || name == "--timeout") && !hasValue:
+			rest = append(rest, a)
+			if i+1 < len(args) {
+				rest = append(rest, args[i+1])
+			}
+			i += 2
+		case strings.HasPrefix(a, "-") && a != "-":
+			rest = append(rest, a)
+			i++
+		default:
+			break scan // PROGRAM
+		}
+	}
+	if i < len(args) {
+		rest = append(rest, args[i:]...)
+	}
+
+	fs := pflag.NewFlagSet("gorun", pflag.ContinueOnError)
+	fs.SetInterspersed(false)
+	fs.SetOutput(io.Discard)
+	np := fs.IntP("np", "n", 0, "")
+	tag := fs.Bool("tag-output", false, "")
+	timeout := fs.String("timeout", "", "")
+	fs.BoolVarP(&help, "help", "h", false, "")
+	if err := fs.Parse(rest); err != nil {
+		return opts, false, err
+	}
+	if help {
+		return opts, true, nil
+	}
+	if !fs.Changed("np") {
+		return opts, false, errors.New("-np N is required")
+	}
+	opts.NP, opts.TagOutput = *np, *tag
+	if fs.Changed("timeout") {
+		if opts.Timeout, err = parseTimeout(*timeout); err != nil {
+			return opts, false, err
+		}
+	}
+	if fs.NArg() == 0 {
+		return opts, false, errors.New("missing PROGRAM")
+	}
+	opts.Program = fs.Arg(0)
+	if fs.NArg() > 1 {
+		opts.Args = fs.Args()[1:]
+	}
+	return opts, false, nil
+}
+
+// parseTimeout reads a Go duration ("90s", "2m") or bare seconds ("30",
+// "1.5"). It must be positive.
+func parseTimeout(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		secs, ferr := strconv.ParseFloat(s, 64)
+		if ferr != nil || math.IsNaN(secs) || math.IsInf(secs, 0) || strings.ContainsAny(s, "xXpPeEiInN_") {
+			return 0, fmt.Errorf("--timeout %q: want a Go duration (90s, 2m) or a number of seconds", s)
+		}
+		if secs > float64(math.MaxInt64/int64(time.Second)) {
+			return 0, fmt.Errorf("--timeout %q: too long; at most %v", s, time.Duration(math.MaxInt64))
+		}
+		d = time.Duration(secs * float64(time.Second))
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("--timeout %q: must be positive", s)
+	}
+	return d, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,37 @@
+// Package launcher is gorun's job runtime: Run starts the N ranks of a job
+// on this machine, forwards their I/O and signals, applies the exit rules,
+// and removes everything the job made; RankInit and Abort are its hooks
+// inside the ranks.
+//
+// A job's life (Run):
+//  1. Resolve the MCA parameters once (mca.Resolve); a bad value ends the
+//     run with ExitUsage before anything starts.
+//  2. Check the per-user directory $TMPDIR/gorun-<uid> (a real directory,
+//     ours, not writable by others), remove the session directories of
+//     launchers that are gone, and create <jobid>/ (mode 0700) holding a
+//     "launcher" record: our pid and start time, so pid reuse is noticed.
+//  3. Build PROGRAM if it is a Go package or file (go build -o into the
+//     session directory).
+//  4. Spawn the ranks from one goroutine locked to its OS thread, each in
+//     its own process group, with Pdeathsig SIGKILL and the read end of the
+//     lifeline pipe as fd 3; their output is forwarded line by line.
+//  5. Wait. The first rank that fails, a SIGINT/SIGTERM/SIGHUP, or the
+//     timeout decides the status; every other rank then gets SIGTERM (the
+//     forwarded signal, SIGQUIT on a timeout) and SIGKILL 2 s later.
+//  6. Remove the session directory, the job's shared-memory files, and the
+//     per-user directory when it is empty.
+//
+// Invariants:
+//   - Run returns only after every rank it started has been reaped.
+//   - Each output line is written in one piece: lines of different ranks
+//     never interleave (up to lines of 64 KiB).
+//   - Only the first failure is reported; ranks that end because gorun
+//     stopped them are not.
+//   - When gorun dies, even by SIGKILL, every rank ends: the lifeline's
+//     end-of-file (RankInit) and Pdeathsig, both.
+//
+// Session files: "launcher" (this package), "abort.<rank>" (Abort), and the
+// rndv package's cards and segment descriptor. The shared-memory file of a
+// job is <dir>/gorun-<uid>-<jobid>.seg, dir being /dev/shm or
+// btl_sm_backing_directory.
+package launcher

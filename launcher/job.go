@@ -1,0 +1,214 @@
+package launcher
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"golang.org/x/sys/unix"
+
+	"github.com/gorun-mpi/gorun/mca"
+	"github.com/gorun-mpi/gorun/rndv"
+)
+
+// Exit statuses of gorun other than a rank's own (see the contract).
+const (
+	ExitUsage   = 2   // usage error, missing program, failed build, bad parameter
+	ExitTimeout = 124 // --timeout expired
+)
+
+// MaxNP is the largest -np gorun accepts.
+const MaxNP = rndv.MaxRanks
+
+// stopGrace is how long ranks get between the first signal that stops
+// them (SIGTERM, the forwarded SIGINT/SIGTERM, or SIGQUIT on a timeout)
+// and SIGKILL. The contract allows 10 s for the whole stop.
+const stopGrace = 2 * time.Second
+
+// drainWait bounds the wait for the ranks' output after the last rank is
+// reaped; only a rank's escaped descendant can hold a pipe that long.
+const drainWait = 2 * time.Second
+
+// Options is one gorun command line, parsed.
+type Options struct {
+	NP        int           // number of ranks, 1..MaxNP
+	MCA       [][2]string   // --mca NAME VALUE pairs, in order
+	TagOutput bool          // prefix "[R] " to every output line
+	Timeout   time.Duration // 0: no timeout
+	Program   string        // executable, Go package directory or .go file
+	Args      []string      // the program's arguments
+
+	// Stdin goes to rank 0 (nil: rank 0 reads /dev/null too). Stdout and
+	// Stderr receive the ranks' output and gorun's messages (nil: os.Stdout,
+	// os.Stderr). Environ is gorun's environment (nil: os.Environ()), and
+	// TempDir the parent of the session directory ("": os.TempDir()).
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	Environ        []string
+	TempDir        string
+}
+
+// job is one run of Run.
+type job struct {
+	o              Options
+	stdout, stderr *sink
+	log            hclog.Logger
+	backingDir     string // btl_sm_backing_directory, "" when not registered
+	sess           *session
+	ranks          []*rankProc
+}
+
+// rankProc is one started rank.
+type rankProc struct {
+	id   int
+	cmd  *exec.Cmd
+	done bool // reaped (event loop only)
+}
+
+// exitEvent reports a reaped rank to the event loop.
+type exitEvent struct {
+	r     *rankProc
+	state *os.ProcessState
+}
+
+// Run runs one job and returns gorun's exit status. Every path out of Run,
+// the error paths included, has stopped and reaped every rank it started
+// and removed the session directory.
+func Run(o Options) int {
+	if o.Stdout == nil {
+		o.Stdout = os.Stdout
+	}
+	if o.Stderr == nil {
+		o.Stderr = os.Stderr
+	}
+	if o.Environ == nil {
+		o.Environ = os.Environ()
+	}
+	if o.TempDir == "" {
+		o.TempDir = os.TempDir()
+	}
+	j := &job{o: o, stdout: &sink{w: o.Stdout}, stderr: &sink{w: o.Stderr}}
+	return j.run()
+}
+
+func (j *job) fail(format string, args ...any) int {
+	j.stderr.printf("gorun: "+format, args...)
+	return ExitUsage
+}
+
+func (j *job) run() int {
+	o := &j.o
+	switch {
+	case o.NP < 1 || o.NP > MaxNP:
+		return j.fail("-np %d: the number of ranks must be 1..%d", o.NP, MaxNP)
+	case o.Program == "":
+		return j.fail("missing PROGRAM (usage: gorun -np N [--mca NAME VALUE]... [--tag-output] [--timeout D] PROGRAM [ARGS...])")
+	case o.Timeout < 0:
+		return j.fail("--timeout %v: must not be negative", o.Timeout)
+	}
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, unix.SIGINT, unix.SIGTERM, unix.SIGHUP)
+	defer signal.Stop(sigs)
+
+	wd, _ := os.Getwd()         // none: mca skips the working-directory file
+	home, _ := os.UserHomeDir() // none: mca skips the home file
+	set, warns, err := mca.Resolve(mca.Inputs{Flags: o.MCA, Environ: o.Environ, WorkDir: wd, Home: home})
+	for _, w := range warns {
+		j.stderr.printf("gorun: warning: %s", w)
+	}
+	if err != nil {
+		return j.fail("%v", err)
+	}
+	j.log = mca.LoggerTo(set, "launcher", sinkWriter{j.stderr})
+	if v, ok := set.Lookup("btl_sm_backing_directory"); ok {
+		j.backingDir = v.Value
+	}
+
+	prog, err := findProgram(o.Program)
+	if err != nil {
+		return j.fail("%v", err)
+	}
+	j.sess, err = openSession(o.TempDir, os.Getuid(), j.backingDir, j.log.Debug)
+	if err != nil {
+		return j.fail("%v", err)
+	}
+	defer j.sess.close(j.backingDir)
+	j.log.Debug("session", "dir", j.sess.dir)
+
+	if prog.target != "" {
+		if status, ok := j.build(&prog, sigs); !ok {
+			return status
+		}
+	}
+	return j.runRanks(prog.path, set.Encode(), sigs)
+}
+
+// build builds prog, giving up on SIGINT/SIGTERM/SIGHUP. ok is false when
+// gorun must exit with status.
+func (j *job) build(prog *program, sigs <-chan os.Signal) (status int, ok bool) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- prog.build(ctx, j.sess.dir) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			return j.fail("%v", err), false
+		}
+		return 0, true
+	case sig := <-sigs:
+		cancel()
+		<-done
+		return signalStatus(sig), false
+	}
+}
+
+// signalStatus is 128+N for signal N.
+func signalStatus(sig os.Signal) int {
+	if s, ok := sig.(syscall.Signal); ok {
+		return 128 + int(s)
+	}
+	return 1
+}
+
+// rankEnv is gorun's environment without the variables gorun sets itself.
+func (j *job) rankEnv(mcaEnc string) []string {
+	own := []string{EnvRank, EnvSize, EnvLocalRank, EnvJobID, EnvSessionDir, EnvLifelineFD, mca.EnvResolved}
+	env := make([]string, 0, len(j.o.Environ)+len(own))
+	for _, kv := range j.o.Environ {
+		key, _, _ := strings.Cut(kv, "=")
+		if !contains(own, key) {
+			env = append(env, kv)
+		}
+	}
+	return append(env,
+		EnvSize+"="+strconv.Itoa(j.o.NP),
+		EnvJobID+"="+j.sess.jobID,
+		EnvSessionDir+"="+j.sess.dir,
+		EnvLifelineFD+"="+strconv.Itoa(lifelineFD),
+		mca.EnvResolved+"="+mcaEnc)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// sinkWriter lets a logger write through a sink, one entry per Write.
+type sinkWriter struct{ s *sink }
+
+func (w sinkWriter) Write(p []byte) (int, error) {
+	w.s.write(p)
+	return len(p), nil
+}

@@ -1,0 +1,35 @@
+// Package mpool creates, attaches and lays out the one shared-memory segment
+// that the ranks of a job on one machine exchange messages through.
+//
+// Its one job: turn (number of local ranks, sizing parameters) into a file
+// mapping that every local rank sees at the same offsets. It knows regions
+// and bytes, never what btl/sm stores in them.
+//
+// Layout (see Plan, the single pure function used by the creator and every
+// attacher): a 256-byte Header, then one region per local rank holding its
+// control block, its receive FIFO, its eager fragments and its max-size
+// fragments. Every region starts on a 64-byte cache line. Memory is O(N) in
+// the number of local ranks (Open MPI's smcuda is O(N²): a FIFO per pair):
+//
+//	bytes(N) = 256 + N·(Ctl + Slots·SlotSize + EagerFrags·EagerFragSize + MaxFrags·MaxFragSize)
+//
+// rounded up to a 4 KiB page. With btl/sm's defaults (Ctl 256 B, 256 slots
+// of 128 B, 32 fragments of 4 KiB+64 B and 32 of 32 KiB+64 B) a rank costs
+// 1.16 MiB (1,216,768 B): N=2 2.3 MiB, N=8 9.3 MiB, N=32 37.1 MiB, N=64 74.3 MiB
+// (pinned by TestPlanBytesPerN).
+//
+// Life of a segment: local rank 0 creates the file <dir>/gorun-<uid>-<jobid>.seg
+// (dir is btl_sm_backing_directory, /dev/shm by default, or the session
+// directory when that is missing or read-only), reserves every byte with
+// fallocate (so running out of memory is an error at start-up, never a SIGBUS
+// later), writes the Header and publishes the descriptor through rndv. The
+// others wait for the descriptor, map the file and check the Header. Each rank
+// then calls Attach; the rank whose Attach brings the counter to N unlinks the
+// file, so that from then on no crash can leave it behind (the launcher
+// removes it by name before that point).
+//
+// Invariants: the segment holds offsets, never pointers, and offset 0 (the
+// Header) is never a valid region offset, so 0 means nil. Shared structures
+// are Go structs whose offsets tests pin with unsafe.Offsetof. The package
+// never interprets a region's contents.
+package mpool

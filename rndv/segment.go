@@ -1,0 +1,98 @@
+package rndv
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// SegmentVersion is the version of the segment-descriptor format.
+const SegmentVersion = 1
+
+// MaxSegmentSize bounds Segment.Size (1 TiB): far above any real segment,
+// low enough that a corrupt size is caught before anyone maps it.
+const MaxSegmentSize = 1 << 40
+
+// segmentFile is the descriptor's name in the session directory.
+const segmentFile = "segment"
+
+// Segment describes the shared-memory segment created by local rank 0.
+type Segment struct {
+	Version int    // SegmentVersion
+	Path    string // file backing the segment (in /dev/shm or the session dir)
+	Size    int64  // bytes
+	Layout  uint32 // layout version of the segment's contents (mpool's)
+}
+
+var segmentKeys = []string{"path", "size", "layout"}
+
+// Validate checks every field of s against the format's rules.
+func (s Segment) Validate() error {
+	switch {
+	case s.Version != SegmentVersion:
+		return fmt.Errorf("rndv: segment descriptor version %d; this build reads version %d only", s.Version, SegmentVersion)
+	case !filepath.IsAbs(s.Path) || filepath.Clean(s.Path) != s.Path || s.Path == "/" || len(s.Path) > 4096 || !validText(s.Path, true):
+		return fmt.Errorf("rndv: segment path %q; allowed: a clean absolute file path of printable ASCII", s.Path)
+	case s.Size < 1 || s.Size > MaxSegmentSize:
+		return fmt.Errorf("rndv: segment size %d; allowed: 1..%d", s.Size, int64(MaxSegmentSize))
+	}
+	return nil
+}
+
+// FormatSegment returns the descriptor's file contents for s, which must be
+// valid:
+//
+//	gorun-segment 1
+//	path /dev/shm/gorun-1000-4242-9f3a01c2.seg
+//	size 16777216
+//	layout 3
+func FormatSegment(s Segment) ([]byte, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "gorun-segment %d\npath %s\nsize %d\nlayout %d\n", s.Version, s.Path, s.Size, s.Layout)
+	return []byte(b.String()), nil
+}
+
+// ParseSegment reads a descriptor written by FormatSegment. It returns an
+// error, never panics, on malformed input.
+func ParseSegment(data []byte) (Segment, error) {
+	f, err := parseFields(data, "gorun-segment", segmentKeys)
+	if err != nil {
+		return Segment{}, fmt.Errorf("rndv: malformed segment descriptor: %v", err)
+	}
+	if f.version != SegmentVersion {
+		return Segment{}, fmt.Errorf("rndv: segment descriptor version %d; this build reads version %d only", f.version, SegmentVersion)
+	}
+	s := Segment{Version: f.version, Path: f.kv["path"]}
+	if s.Size, err = parseDecimal64(f.kv["size"], 1, MaxSegmentSize); err != nil {
+		return Segment{}, fmt.Errorf("rndv: segment size %q: %v", f.kv["size"], err)
+	}
+	layout, err := parseDecimal64(f.kv["layout"], 0, 1<<32-1)
+	if err != nil {
+		return Segment{}, fmt.Errorf("rndv: segment layout %q: %v", f.kv["layout"], err)
+	}
+	s.Layout = uint32(layout)
+	if err := s.Validate(); err != nil {
+		return Segment{}, err
+	}
+	return s, nil
+}
+
+// SegmentPath is the descriptor's file in dir.
+func SegmentPath(dir string) string { return filepath.Join(dir, segmentFile) }
+
+// rankOfCardName returns the rank in a "card.<rank>" file name.
+func rankOfCardName(name string) (int, bool) {
+	s, ok := strings.CutPrefix(name, "card.")
+	if !ok {
+		return 0, false
+	}
+	r, err := strconv.Atoi(s)
+	if err != nil || r < 0 || strconv.Itoa(r) != s {
+		return 0, false
+	}
+	return r, true
+}

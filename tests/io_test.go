@@ -1,0 +1,97 @@
+package tests
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gorun-mpi/gorun/tests/jobtest"
+)
+
+// TestTagOutput: "--tag-output prefixes [R] to every line of stdout and
+// stderr, including a last line without a newline".
+func TestTagOutput(t *testing.T) {
+	t.Parallel()
+	r := jobtest.Run(t, "-np", "2", "--tag-output", actor(), "tag")
+	if r.Code != 0 {
+		t.Fatalf("exit %d; stderr %q", r.Code, r.Stderr)
+	}
+	for rank := range 2 {
+		p := fmt.Sprintf("[%d] ", rank)
+		want := p + "out one\n" + p + "out two\n" + p + "last without newline\n"
+		if got := linesWithPrefix(r.Stdout, p); got != want {
+			t.Errorf("rank %d's stdout lines %q; want %q", rank, got, want)
+		}
+		if got := linesWithPrefix(r.Stderr, p); got != p+"err one\n" {
+			t.Errorf("rank %d's stderr lines %q; want %q", rank, got, p+"err one\n")
+		}
+	}
+	if n := strings.Count(r.Stdout, "\n"); n != 6 {
+		t.Errorf("stdout has %d lines; want 6 (no line merged or lost):\n%s", n, r.Stdout)
+	}
+}
+
+// linesWithPrefix returns the lines of s that start with p, in order.
+func linesWithPrefix(s, p string) string {
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(s, "\n") {
+		if strings.HasPrefix(l, p) {
+			b.WriteString(l)
+		}
+	}
+	return b.String()
+}
+
+// TestStdinRank0Only: "stdin goes to rank 0; other ranks read /dev/null",
+// and rank 0 sees the end of gorun's stdin.
+func TestStdinRank0Only(t *testing.T) {
+	t.Parallel()
+	r := jobtest.Job{Args: []string{"-np", "3", actor(), "stdin"}, Stdin: "line one\nline two\n"}.Run(t)
+	lines := strings.Split(strings.TrimSpace(r.Stdout), "\n")
+	sort.Strings(lines)
+	want := []string{`rank 0 read "line one\nline two\n"`, `rank 1 read ""`, `rank 2 read ""`}
+	if r.Code != 0 || strings.Join(lines, "|") != strings.Join(want, "|") {
+		t.Errorf("exit %d, stdout lines %q; want 0 and %q; stderr %q", r.Code, lines, want, r.Stderr)
+	}
+}
+
+// TestRankEnv: ranks see GORUN_RANK, GORUN_SIZE, GORUN_LOCAL_RANK,
+// GORUN_JOBID and GORUN_SESSION_DIR on top of gorun's own environment.
+func TestRankEnv(t *testing.T) {
+	t.Parallel()
+	tmp := t.TempDir()
+	r := jobtest.Job{Args: []string{"-np", "3", actor(), "env"}, Env: []string{"FOO=bar baz", "GORUN_RANK=99"}, TMPDIR: tmp}.Run(t)
+	if r.Code != 0 {
+		t.Fatalf("exit %d; stderr %q", r.Code, r.Stderr)
+	}
+	vars := map[string]string{} // "rank KEY" → value
+	for _, l := range strings.Split(strings.TrimSpace(r.Stdout), "\n") {
+		rank, kv, _ := strings.Cut(strings.TrimPrefix(l, "rank="), " ")
+		k, v, _ := strings.Cut(kv, "=")
+		vars[rank+" "+k] = v
+	}
+	jobID := vars["0 GORUN_JOBID"]
+	if !regexp.MustCompile(`^[1-9][0-9]*-[0-9a-f]{8}$`).MatchString(jobID) {
+		t.Fatalf("GORUN_JOBID %q; want <pid>-<hex>; stdout:\n%s", jobID, r.Stdout)
+	}
+	sessionDir := filepath.Join(tmp, "gorun-"+strconv.Itoa(os.Getuid()), jobID)
+	for rank := range 3 {
+		R := strconv.Itoa(rank)
+		for k, want := range map[string]string{
+			"GORUN_RANK": R, "GORUN_LOCAL_RANK": R, "GORUN_SIZE": "3", "GORUN_JOBID": jobID,
+			"GORUN_SESSION_DIR": sessionDir, "FOO": "bar baz",
+		} {
+			if got, ok := vars[R+" "+k]; !ok || got != want {
+				t.Errorf("rank %d sees %s=%q (set: %v); want %q", rank, k, got, ok, want)
+			}
+		}
+		if !strings.Contains(r.Stdout, "rank="+R+" has GORUN_MCA_RESOLVED") {
+			t.Errorf("rank %d lacks GORUN_MCA_RESOLVED", rank)
+		}
+	}
+}

@@ -1,0 +1,110 @@
+// Command actor is the rank program of the job-level tests: one mode per
+// behaviour the launcher must handle. Ranks that are not told to act block
+// until they are stopped.
+//
+//	actor env                  print the GORUN_* variables and FOO
+//	actor fail R ACTION        rank R does ACTION, the others block:
+//	                           exit:N, panic, nilderef, abort:N
+//	actor hang [-noinit]       print "ready R PID", block (-noinit: without gorun.Init)
+//	actor stdin                print what stdin held
+//	actor tag                  print two lines and a last one without newline
+//	actor marker DIR           create DIR/marker.R
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gorun-mpi/gorun"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		die("usage: actor MODE [ARGS]")
+	}
+	mode, args := os.Args[1], os.Args[2:]
+	if mode == "hang" && len(args) == 1 && args[0] == "-noinit" {
+		fmt.Printf("ready %s %d\n", os.Getenv("GORUN_RANK"), os.Getpid())
+		block()
+	}
+	comm, err := gorun.Init()
+	if err != nil {
+		die("Init: %v", err)
+	}
+	rank := comm.Rank()
+	switch mode {
+	case "env":
+		for _, kv := range os.Environ() {
+			if strings.HasPrefix(kv, "GORUN_") && !strings.HasPrefix(kv, "GORUN_MCA_RESOLVED=") || strings.HasPrefix(kv, "FOO=") {
+				fmt.Printf("rank=%d %s\n", rank, kv)
+			}
+		}
+		if os.Getenv("GORUN_MCA_RESOLVED") != "" {
+			fmt.Printf("rank=%d has GORUN_MCA_RESOLVED\n", rank)
+		}
+	case "fail":
+		if len(args) != 2 {
+			die("usage: actor fail R ACTION")
+		}
+		if strconv.Itoa(rank) != args[0] {
+			block()
+		}
+		act(comm, args[1])
+	case "hang":
+		fmt.Printf("ready %d %d\n", rank, os.Getpid())
+		block()
+	case "stdin":
+		data, err := io.ReadAll(os.Stdin)
+		if err != nil {
+			die("reading stdin: %v", err)
+		}
+		fmt.Printf("rank %d read %q\n", rank, data)
+	case "tag":
+		fmt.Fprint(os.Stdout, "out one\nout two\nlast without newline")
+		fmt.Fprint(os.Stderr, "err one\n")
+	case "marker":
+		if len(args) != 1 {
+			die("usage: actor marker DIR")
+		}
+		if err := os.WriteFile(filepath.Join(args[0], "marker."+strconv.Itoa(rank)), nil, 0o644); err != nil {
+			die("%v", err)
+		}
+	default:
+		die("unknown mode %q", mode)
+	}
+}
+
+func act(comm *gorun.Comm, action string) {
+	verb, arg, _ := strings.Cut(action, ":")
+	n, _ := strconv.Atoi(arg)
+	switch verb {
+	case "exit":
+		os.Exit(n)
+	case "panic":
+		panic("actor: deliberate panic")
+	case "nilderef":
+		var p *int
+		fmt.Println(*p)
+	case "abort":
+		comm.Abort(n)
+	}
+	die("unknown action %q", action)
+}
+
+// block waits until the rank is stopped. A timer, not select{}, so the Go
+// runtime never reports a deadlock.
+func block() {
+	for {
+		time.Sleep(time.Hour)
+	}
+}
+
+func die(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "actor: "+format+"\n", args...)
+	os.Exit(100)
+}

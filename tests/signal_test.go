@@ -1,0 +1,108 @@
+package tests
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gorun-mpi/gorun/tests/jobtest"
+)
+
+// TestSignalToGorun: "SIGINT/SIGTERM to gorun reach every rank; the job
+// ends" with 130/143, and no rank is left (jobtest's cleanup check).
+func TestSignalToGorun(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		sig  syscall.Signal
+		code int
+	}{{syscall.SIGINT, 130}, {syscall.SIGTERM, 143}} {
+		t.Run(tt.sig.String(), func(t *testing.T) {
+			t.Parallel()
+			p := jobtest.Job{Args: []string{"-np", "3", actor(), "hang"}}.Start(t)
+			p.Lines(3, "ready ")
+			p.Signal(tt.sig)
+			r := p.Wait()
+			if r.Code != tt.code {
+				t.Errorf("exit %d after %v; want %d; stderr %q", r.Code, tt.sig, tt.code, r.Stderr)
+			}
+			if strings.Contains(r.Stderr, "gorun: rank") {
+				t.Errorf("stderr reports a rank failure; the ranks were stopped by gorun:\n%s", r.Stderr)
+			}
+		})
+	}
+}
+
+// TestTimeout: --timeout makes every rank dump its goroutines (SIGQUIT),
+// then gorun says so and exits 124.
+func TestTimeout(t *testing.T) {
+	t.Parallel()
+	start := time.Now()
+	r := jobtest.Run(t, "-np", "2", "--timeout", "1", actor(), "hang")
+	if r.Code != 124 {
+		t.Errorf("exit %d; want 124", r.Code)
+	}
+	if strings.Count(r.Stderr, "goroutine 1 ") < 2 {
+		t.Errorf("stderr lacks a goroutine dump of each rank:\n%s", r.Stderr)
+	}
+	if !strings.HasSuffix(r.Stderr, "gorun: job timed out after 1s\n") {
+		t.Errorf("stderr does not end with the timeout line:\n%.2000s", r.Stderr)
+	}
+	if d := time.Since(start); d < time.Second {
+		t.Errorf("the job ended after %v, before its 1 s timeout", d)
+	}
+}
+
+// TestKillGorun: "When gorun itself is killed (even SIGKILL), every rank
+// ends within 15 s", whether or not the ranks called gorun.Init; the next
+// job in the same TMPDIR runs and removes the stale session directory and
+// its shared-memory file.
+func TestKillGorun(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"init", "noinit"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			tmp := t.TempDir()
+			args := []string{"-np", "3", actor(), "hang"}
+			if mode == "noinit" {
+				args = append(args, "-noinit")
+			}
+			p := jobtest.Job{Args: args, TMPDIR: tmp, Linger: 15 * time.Second}.Start(t)
+			p.Lines(3, "ready ")
+			p.Signal(syscall.SIGKILL)
+			p.Wait()
+			deadline := time.Now().Add(15 * time.Second)
+			for len(jobtest.ProcsUnder(tmp)) > 0 && time.Now().Before(deadline) {
+				time.Sleep(50 * time.Millisecond)
+			}
+			if procs := jobtest.ProcsUnder(tmp); len(procs) > 0 {
+				t.Fatalf("ranks %v still run 15 s after gorun was killed", procs)
+			}
+
+			// Whatever the dead job left, plus a shared-memory file of
+			// its own, must go with the next job in this TMPDIR.
+			userDir := filepath.Join(tmp, "gorun-"+strconv.Itoa(os.Getuid()))
+			stale, _ := os.ReadDir(userDir)
+			var shm string
+			if len(stale) == 1 {
+				shm = "/dev/shm/gorun-" + strconv.Itoa(os.Getuid()) + "-" + stale[0].Name() + ".seg"
+				if err := os.WriteFile(shm, nil, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { os.Remove(shm) })
+			}
+			r := jobtest.Job{Args: []string{"-np", "2", jobtest.Prog("hello")}, TMPDIR: tmp}.Run(t)
+			if r.Code != 0 || strings.Count(r.Stdout, "hello from rank") != 2 {
+				t.Errorf("next job: exit %d, stdout %q, stderr %q; want 0 and two hellos", r.Code, r.Stdout, r.Stderr)
+			}
+			if shm != "" {
+				if _, err := os.Stat(shm); !os.IsNotExist(err) {
+					t.Errorf("stale shared-memory file %s: %v; want it removed", shm, err)
+				}
+			}
+		})
+	}
+}
