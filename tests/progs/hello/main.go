@@ -16,7 +16,8 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Printf("hello from rank %d of %d\n", comm.Rank(), comm.Size())
-	// NB: Finalize's error is not checked while the root package is being
-	// written (it returns "not implemented yet" today).
-	gorun.Finalize()
+	if err := gorun.Finalize(); err != nil {
+		fmt.Fprintln(os.Stderr, "hello:", err)
+		os.Exit(1)
+	}
 }
