@@ -103,6 +103,7 @@ func (c *Comm) startRecv(r *Request, buf []byte, src, tag int) error {
 	}
 	if m, ok := p.eng.Post(&r.recv); ok {
 		p.deliverUnexpLocked(r, m)
+		p.freeMsgLocked(m)
 	}
 	p.mu.Unlock()
 	return nil

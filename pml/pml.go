@@ -43,8 +43,12 @@ type peer struct {
 	m       btl.Module
 	eager   int
 	maxSend int
-	rget    bool
-	lost    atomic.Bool
+	// firstChunk is the payload sent with a RNDV header (Open MPI vader's
+	// "phase 1" fragment, btl_vader_rndv_eager_limit): a whole max-size
+	// fragment, so the receiver starts copying while the ACK travels.
+	firstChunk int
+	rget       bool
+	lost       atomic.Bool
 	// credit: payload bytes we may still send eagerly to this peer before
 	// it has matched them (flow control; see creditLimit). Unused when
 	// creditLimit is 0.
@@ -74,6 +78,7 @@ type PML struct {
 	unexpBytes int64
 	nextCtx    uint32
 	pairs      []match.Pair
+	msgFree    []*match.Msg        // recycled Msgs
 	hdrBuf     [btl.MaxHeader]byte // for sends made under mu
 	finalized  bool
 
@@ -124,7 +129,7 @@ func New(cfg Config) (*PML, error) {
 			return nil, fmt.Errorf("pml: no BTL reaches rank %d (selected: %v); check the btl parameter", i, names)
 		}
 		a := best.Attributes()
-		p.peers[i] = peer{m: best, eager: a.EagerLimit, maxSend: a.MaxSendSize,
+		p.peers[i] = peer{m: best, eager: a.EagerLimit, maxSend: a.MaxSendSize, firstChunk: a.MaxSendSize,
 			rget: a.SingleCopy && cfg.RgetLimit > 0}
 		if a.MaxSendSize <= 0 || a.EagerLimit < 0 || a.EagerLimit > a.MaxSendSize {
 			return nil, fmt.Errorf("pml: BTL %s has eager limit %d and max send size %d; want 0 ≤ eager ≤ max send > 0", best.Name(), a.EagerLimit, a.MaxSendSize)

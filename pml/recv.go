@@ -2,6 +2,7 @@ package pml
 
 import (
 	"fmt"
+	"github.com/gorun-mpi/gorun/internal/memcpy"
 
 	"github.com/gorun-mpi/gorun/btl"
 	"github.com/gorun-mpi/gorun/internal/errs"
@@ -44,7 +45,8 @@ func (p *PML) arrive(src int, h *matchHdr, rndv bool, payload []byte) {
 		return
 	}
 	p.mu.Lock()
-	m := &match.Msg{Envelope: match.Envelope{Ctx: h.ctx, Src: src, Tag: int(h.tag), Seq: h.seq}}
+	m := p.newMsgLocked()
+	m.Envelope = match.Envelope{Ctx: h.ctx, Src: src, Tag: int(h.tag), Seq: h.seq}
 	pairs := p.eng.Arrive(m, p.pairs[:0])
 	kept := true
 	for _, pr := range pairs {
@@ -65,10 +67,29 @@ func (p *PML) arrive(src int, h *matchHdr, rndv bool, payload []byte) {
 		} else {
 			p.deliverUnexpLocked(r, pr.Msg)
 		}
+		p.freeMsgLocked(pr.Msg)
 		pairs[i] = match.Pair{}
 	}
 	p.pairs = pairs[:0]
 	p.mu.Unlock()
+}
+
+// newMsgLocked takes a Msg from the free list (p.mu held).
+func (p *PML) newMsgLocked() *match.Msg {
+	if n := len(p.msgFree); n > 0 {
+		m := p.msgFree[n-1]
+		p.msgFree = p.msgFree[:n-1]
+		return m
+	}
+	return new(match.Msg)
+}
+
+// freeMsgLocked returns a Msg the engine no longer holds (p.mu held).
+func (p *PML) freeMsgLocked(m *match.Msg) {
+	*m = match.Msg{}
+	if len(p.msgFree) < 1024 {
+		p.msgFree = append(p.msgFree, m)
+	}
 }
 
 // deliverUnexpLocked delivers a stored message to r.
@@ -84,7 +105,7 @@ func (p *PML) deliverLocked(r *Request, src int, h *matchHdr, rndv bool, payload
 	r.tag = int(h.tag)
 	if !rndv {
 		p.returnCreditLocked(src, len(payload))
-		n := copy(r.buf, payload)
+		n := memcpy.Copy(r.buf, payload)
 		if h.flags&flagSync != 0 {
 			p.sendAckLocked(src, h.sreq, 0, 0)
 		}
@@ -94,7 +115,7 @@ func (p *PML) deliverLocked(r *Request, src int, h *matchHdr, rndv bool, payload
 	p.returnCreditLocked(src, len(payload))
 	r.size = int(h.size)
 	r.want = min(r.size, len(r.buf))
-	r.received = copy(r.buf[:r.want], payload)
+	r.received = memcpy.Copy(r.buf[:r.want], payload)
 	if r.received >= r.want {
 		p.sendAckLocked(src, h.sreq, 0, uint64(r.want))
 		p.finishRecv(r)
@@ -146,7 +167,7 @@ func (p *PML) onFrag(src int, data []byte) {
 		p.log.Error("FRAG for an unknown receive or out of its bounds", "from", src, "rreq", rreq, "offset", off, "bytes", len(payload))
 		return
 	}
-	r.received += copy(r.buf[off:], payload)
+	r.received += memcpy.Copy(r.buf[off:], payload)
 	if r.received < r.want {
 		p.mu.Unlock()
 		return

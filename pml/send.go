@@ -33,11 +33,11 @@ func (c *Comm) startSend(r *Request, buf []byte, dest, tag int, sync bool) error
 		case pe.rget && len(buf) >= p.cfg.RgetLimit:
 			h.flags |= flagRget
 			h.addr = uint64(uintptr(unsafe.Pointer(unsafe.SliceData(buf))))
-		case len(buf) <= pe.eager || !p.takeCredit(pe, pe.eager):
+		case len(buf) <= pe.eager || !p.takeCredit(pe, min(len(buf), pe.firstChunk)):
 			// Out of credit: the receiver may be holding all it should
 			// of ours; send no payload until it has matched.
 		default:
-			chunk = buf[:pe.eager]
+			chunk = buf[:min(len(buf), pe.firstChunk)]
 		}
 		r.chunk = len(chunk)
 	}

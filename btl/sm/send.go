@@ -2,6 +2,7 @@ package sm
 
 import (
 	"fmt"
+	"github.com/gorun-mpi/gorun/internal/memcpy"
 
 	"github.com/gorun-mpi/gorun/btl"
 )
@@ -67,7 +68,7 @@ func (m *Module) Send(dst int, tag btl.Tag, hdr, payload []byte, c btl.Completio
 			}
 		} else if off := m.getFrag(len(payload)); off != 0 {
 			b := m.mem[off : off+int64(n)]
-			copy(b[copy(b, hdr):], payload)
+			memcpy.Copy(b[copy(b, hdr):], payload)
 			if e, h, ok := p.claim(m.mask + 1); ok {
 				e.frag, e.src, e.length, e.tag, e.kind = uint64(off), uint32(m.rank), uint32(n), uint8(tag), kindData
 				m.publish(p, e, h)
@@ -134,7 +135,7 @@ func (m *Module) enqueue(p *peer, tag btl.Tag, hdr, payload []byte, n int, frag 
 		}
 		if op.frag != 0 {
 			b := m.mem[op.frag : op.frag+int64(n)]
-			copy(b[copy(b, hdr):], payload)
+			memcpy.Copy(b[copy(b, hdr):], payload)
 		} else {
 			copy(op.inline[:], hdr)
 			op.payload, op.c = payload, c
@@ -169,7 +170,7 @@ func (m *Module) drain(p *peer) int {
 				return sent
 			}
 			b := m.mem[off : off+int64(op.n)]
-			copy(b[copy(b, op.inline[:op.hdrLen]):], op.payload)
+			memcpy.Copy(b[copy(b, op.inline[:op.hdrLen]):], op.payload)
 			op.frag, op.payload, done, op.c = off, nil, op.c, nil
 			p.mu.refs--
 		}

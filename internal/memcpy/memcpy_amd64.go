@@ -1,0 +1,25 @@
+package memcpy
+
+import "golang.org/x/sys/cpu"
+
+// repMin is the size from which REP MOVSB pays for its start-up cost.
+const repMin = 2048
+
+var hasERMS = cpu.X86.HasERMS
+
+// repMovsb copies n bytes from src to dst with REP MOVSB. The ranges must
+// not overlap.
+//
+//go:noescape
+func repMovsb(dst, src *byte, n uintptr)
+
+// Copy copies min(len(dst), len(src)) bytes and returns that count, like
+// copy(). dst and src must not overlap.
+func Copy(dst, src []byte) int {
+	n := min(len(dst), len(src))
+	if n < repMin || !hasERMS {
+		return copy(dst, src)
+	}
+	repMovsb(&dst[0], &src[0], uintptr(n))
+	return n
+}
