@@ -3,6 +3,7 @@ package gorun
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"sync"
 	"time"
@@ -169,8 +170,10 @@ func bootstrap() (*pml.PML, error) {
 		}
 	}
 	spin := int(params.Int("btl_sm_spin_count"))
+	yield := params.String("pml_ob1_yield_when_idle") == "yes" ||
+		params.String("pml_ob1_yield_when_idle") == "auto" && env.size > runtime.NumCPU()
 	p, err := pml.New(pml.Config{
-		Rank: env.rank, Size: env.size, Modules: mods, SpinCount: spin,
+		Rank: env.rank, Size: env.size, Modules: mods, SpinCount: spin, Yield: yield,
 		UnexpectedLimit: params.Size("pml_ob1_unexpected_limit"),
 		RgetLimit:       int(params.Size("pml_ob1_rget_limit")),
 		Log:             log,

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/gorun-mpi/gorun/btl"
 	"github.com/gorun-mpi/gorun/internal/errs"
 	"github.com/gorun-mpi/gorun/pml/match"
 )
@@ -114,6 +115,11 @@ func (c *Comm) Send(buf []byte, dest, tag int, sync bool) error {
 	if err := c.checkSend(dest, tag); err != nil {
 		return err
 	}
+	if !sync {
+		if done, err := c.sendEager(buf, dest, tag); done {
+			return err
+		}
+	}
 	r := getReq()
 	err := c.startSend(r, buf, dest, tag, sync)
 	if err == nil {
@@ -122,6 +128,47 @@ func (c *Comm) Send(buf []byte, dest, tag int, sync bool) error {
 	}
 	putReq(r)
 	return err
+}
+
+// eagerWait is the Completion of a blocking eager send whose payload the
+// BTL kept by reference: the BTL calls SendDone at most once per Send, so a
+// flag is all the bookkeeping needed.
+type eagerWait struct {
+	done atomic.Bool
+	err  error
+}
+
+func (w *eagerWait) SendDone(err error) {
+	w.err = err
+	w.done.Store(true)
+}
+
+var eagerWaitPool = sync.Pool{New: func() any { return new(eagerWait) }}
+
+// sendEager is the fast path of a blocking standard-mode Send: a message
+// that goes eagerly needs no Request, no request table and no counters. It
+// reports done=false (having sent nothing) when the message is not eager.
+func (c *Comm) sendEager(buf []byte, dest, tag int) (done bool, err error) {
+	p := c.p
+	pe := &p.peers[dest]
+	if len(buf) > pe.eager || pe.lost.Load() || !p.takeCredit(pe, len(buf)) {
+		return false, nil
+	}
+	h := matchHdr{ctx: c.ctx, tag: int32(tag), seq: c.sendSeq[dest].Add(1) - 1}
+	var hb [btl.MaxHeader]byte
+	w := eagerWaitPool.Get().(*eagerWait)
+	copied, err := pe.m.Send(dest, btl.TagPMLMatch, h.encodeMatch(hb[:]), buf, w)
+	if err == nil && !copied {
+		p.WaitFor(w.done.Load)
+		err = w.err
+		w.done.Store(false)
+		w.err = nil
+	}
+	eagerWaitPool.Put(w)
+	if err == nil && pe.m != p.sleeper {
+		p.kick() // a send to self: no remote sender will wake the sleeper
+	}
+	return true, err
 }
 
 // Recv is a blocking receive.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"golang.org/x/sys/unix"
 
 	"github.com/gorun-mpi/gorun/btl"
 	"github.com/gorun-mpi/gorun/internal/errs"
@@ -24,6 +25,9 @@ type Config struct {
 	// SpinCount is how many progress polls a waiting call makes before it
 	// sleeps in the transport.
 	SpinCount int
+	// Yield makes a waiting call yield its core between polls (set when the
+	// ranks outnumber the cores).
+	Yield bool
 	// UnexpectedLimit bounds the bytes of unexpected eager payload this rank
 	// can be sent: each peer gets an equal share as eager credit (at least
 	// four eager messages' worth); a sender out of credit sends by
@@ -197,6 +201,7 @@ func (p *PML) Wait(ctx context.Context, r *Request) error {
 			spins = 0
 			continue
 		}
+		p.idle()
 		spins++
 		if spins&63 == 0 && done != nil {
 			select {
@@ -214,9 +219,29 @@ func (p *PML) Wait(ctx context.Context, r *Request) error {
 		if err := p.block(ctx, done, r.waitChan); err != nil && !r.Done() {
 			return err
 		}
-		spins = 0
+		spins = p.afterBlock()
 	}
 	return nil
+}
+
+// idle is called after a poll that found nothing. Oversubscribed (more ranks
+// than cores), it yields the core, as Open MPI's mpi_yield_when_idle does:
+// the rank that holds the token gets the CPU instead of us spinning.
+func (p *PML) idle() {
+	if p.cfg.Yield {
+		unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+	}
+}
+
+// afterBlock returns the spin count to continue with after a block: a wake
+// that brought work starts a new spin phase; one that brought nothing (a
+// timeout, another goroutine's event) goes back to sleep at once, so an idle
+// rank does not spin again every SleepTimeout.
+func (p *PML) afterBlock() int {
+	if p.Progress() > 0 {
+		return 0
+	}
+	return p.cfg.SpinCount
 }
 
 // WaitFor is Wait for a condition that is not a request (probe, finalize):
@@ -228,12 +253,13 @@ func (p *PML) WaitFor(cond func() bool) {
 			spins = 0
 			continue
 		}
+		p.idle()
 		spins++
 		if spins < p.cfg.SpinCount {
 			continue
 		}
 		p.block(nil, nil, nil)
-		spins = 0
+		spins = p.afterBlock()
 	}
 }
 

@@ -33,12 +33,16 @@ func (p *peer) claim(slots uint64) (*elem, uint64, bool) {
 }
 
 // publish makes slot h visible to p's receiver, then wakes it if it sleeps.
-// Dekker pairing with Sleep: we store seq then load armed; the receiver
-// stores armed then loads seq. Go atomics are sequentially consistent, so
-// at least one of us sees the other's store: either the receiver finds the
-// slot and does not sleep, or we see armed and wake it.
+//
+// Wake-up pairing with Sleep (Dekker): the sender's CAS on head in claim is
+// a full fence that comes before its load of armed here; the receiver
+// stores armed, then loads head. So either the receiver sees the slot
+// claimed (and does not sleep; it waits for the publish by polling), or we
+// see armed and wake it after publishing. Because the fence is the claim,
+// the seq store itself needs only release order (storeSeq), which on amd64
+// is a plain store: no stall on the slot's cache lines per message.
 func (m *Module) publish(p *peer, e *elem, h uint64) {
-	e.seq.Store(h + 1)
+	storeSeq(&e.seq, h+1)
 	if p.ctl.armed.Load() != 0 {
 		wakeCtl(p.ctl)
 	}

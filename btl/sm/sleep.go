@@ -10,17 +10,22 @@ import (
 
 // Sleep protocol (UCX mm's "signal" mode with a futex instead of a socket).
 //
-// The receiver (Sleep):              A sender (publish) or Wake:
-//  1. s := wakeSeq.Load()             a. store its slot's seq (or wakePend)
-//  2. armed.Store(1)                  b. if armed.Load() != 0:
-//  3. if work is visible: return         wakeSeq.Add(1); FUTEX_WAKE(wakeSeq)
+// The receiver (Sleep):              A sender (claim+publish) or Wake:
+//  1. s := wakeSeq.Load()             a. CAS head (claim), or store wakePend
+//  2. armed.Store(1)                  b. (publish the slot)
+//  3. if a slot is claimed or         c. if armed.Load() != 0:
+//     published, or Wake is pending:     wakeSeq.Add(1); FUTEX_WAKE(wakeSeq)
+//     return
 //  4. FUTEX_WAIT(wakeSeq, s, d)
 //
-// Dekker argument: Go atomics are sequentially consistent. If step 3 misses
-// the sender's store (a), then (a) comes after 3 in the total order, so (b)'s
-// load comes after 2 and sees armed == 1: the sender bumps wakeSeq after the
-// receiver read s in step 1, so FUTEX_WAIT either finds wakeSeq != s and
-// returns at once, or is already waiting and is woken. No wake-up is lost.
+// Dekker argument: Go atomics are sequentially consistent (the CAS is a
+// locked instruction). If step 3 misses the sender's (a), then (a) comes
+// after 3 in the total order, so (c)'s load comes after 2 and sees armed ==
+// 1: the sender bumps wakeSeq after the receiver read s in step 1, so
+// FUTEX_WAIT either finds wakeSeq != s and returns at once, or is already
+// waiting and is woken. No wake-up is lost. Step 3 looks at head (claimed
+// slots), not only at seq (published ones), which is what lets the publish
+// itself be a release store with no fence.
 // The futex word lives in the shared segment, so the futex is not PRIVATE.
 
 // pendingNap bounds a Sleep while this rank has sends queued for a full
@@ -77,7 +82,7 @@ func (m *Module) Sleep(d time.Duration) {
 // released tail is the true one.
 func (m *Module) fifoReady() bool {
 	t := m.ctl.tail.Load()
-	return m.fifo[t&m.mask].seq.Load() == t+1
+	return m.ctl.head.Load() != t || m.fifo[t&m.mask].seq.Load() == t+1
 }
 
 // Wake ends a Sleep of this process, now or the next one.

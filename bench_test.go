@@ -1,0 +1,38 @@
+package gorun
+
+import (
+	"fmt"
+	"testing"
+)
+
+// BenchmarkSelf measures the per-message software cost of the API and the
+// PML (no transport latency: a singleton sends to itself through btl/self).
+func BenchmarkSelf(b *testing.B) {
+	w, err := Init()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{8, 4096} {
+		sb, rb := make([]byte, n), make([]byte, n)
+		b.Run(fmt.Sprint("SendRecv/", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if err := w.Send(sb, 0, 1); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := w.Recv(rb, 0, 1); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprint("IsendIrecvWait/", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				r, _ := w.Irecv(rb, 0, 1)
+				s, _ := w.Isend(sb, 0, 1)
+				s.Wait()
+				r.Wait()
+			}
+		})
+	}
+}
