@@ -30,8 +30,10 @@
 //   - When gorun dies, even by SIGKILL, every rank ends: the lifeline's
 //     end-of-file (RankInit) and Pdeathsig, both.
 //
-// Session files: "launcher" (this package), "abort.<rank>" (Abort), and the
-// rndv package's cards and segment descriptor. The shared-memory file of a
+// Session files: "launcher" (this package), "abort.<rank>" (Abort), the
+// rndv package's cards and segment descriptor, and "gone.<rank>"
+// (rndv.PublishGone), written when a rank exits 0 without a card so that
+// the ranks waiting for it in Init fail at once. The shared-memory file of a
 // job is <dir>/gorun-<uid>-<jobid>.seg, dir being /dev/shm or
 // btl_sm_backing_directory.
 package launcher

@@ -1,8 +1,10 @@
 package launcher
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"strconv"
@@ -11,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gorun-mpi/gorun/rndv"
 )
 
 // Phases of a job, in the event loop. Only the first event that ends the
@@ -76,6 +80,9 @@ func (j *job) runRanks(path, mcaEnc string, sigs <-chan os.Signal) int {
 			ev.r.done = true
 			code, how := exitStatus(ev.state)
 			j.log.Debug("rank exited", "rank", ev.r.id, "pid", ev.r.cmd.Process.Pid, "how", how)
+			if code == 0 && phase == phaseRunning {
+				j.recordGone(ev.r.id, how)
+			}
 			if code == 0 || phase != phaseRunning {
 				continue
 			}
@@ -161,6 +168,21 @@ func (j *job) startRank(sp *spawner, id int, path string, env []string, lifeline
 		}()
 	}
 	return &rankProc{id: id, cmd: cmd}, nil
+}
+
+// recordGone tells the ranks waiting in Init that rank id, which ended
+// with status 0, will never publish its business card (rndv.PublishGone):
+// without the record they would wait for it until rndv_base_timeout. A
+// rank that did publish its card needs no record; ranks that never call
+// Init (plain programs) do not read it.
+func (j *job) recordGone(id int, how string) {
+	if _, err := os.Lstat(rndv.CardPath(j.sess.dir, id)); !errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	g := rndv.Gone{Version: rndv.GoneVersion, Rank: id, How: how}
+	if err := rndv.PublishGone(j.sess.dir, g); err != nil {
+		j.log.Warn("cannot record a rank that ended before Init", "rank", id, "error", err)
+	}
 }
 
 // signalLive sends sig to the process group of every rank not yet reaped.

@@ -120,13 +120,13 @@ func (c *Comm) Send(buf []byte, dest, tag int, sync bool) error {
 			return err
 		}
 	}
-	r := getReq()
+	r := c.p.getReq()
 	err := c.startSend(r, buf, dest, tag, sync)
 	if err == nil {
 		c.p.Wait(nil, r)
 		err = r.err
 	}
-	putReq(r)
+	c.p.putReq(r)
 	return err
 }
 
@@ -136,6 +136,7 @@ func (c *Comm) Send(buf []byte, dest, tag int, sync bool) error {
 type eagerWait struct {
 	done atomic.Bool
 	err  error
+	hdr  [btl.MaxHeader]byte // header scratch: a local array would escape through the interface call
 }
 
 func (w *eagerWait) SendDone(err error) {
@@ -155,9 +156,8 @@ func (c *Comm) sendEager(buf []byte, dest, tag int) (done bool, err error) {
 		return false, nil
 	}
 	h := matchHdr{ctx: c.ctx, tag: int32(tag), seq: c.sendSeq[dest].Add(1) - 1}
-	var hb [btl.MaxHeader]byte
 	w := eagerWaitPool.Get().(*eagerWait)
-	copied, err := pe.m.Send(dest, btl.TagPMLMatch, h.encodeMatch(hb[:]), buf, w)
+	copied, err := pe.m.Send(dest, btl.TagPMLMatch, h.encodeMatch(w.hdr[:]), buf, w)
 	if err == nil && !copied {
 		p.WaitFor(w.done.Load)
 		err = w.err
@@ -176,28 +176,33 @@ func (c *Comm) Recv(buf []byte, src, tag int) (Status, error) {
 	if err := c.checkRecv(src, tag); err != nil {
 		return Status{}, err
 	}
-	r := getReq()
+	r := c.p.getReq()
 	err := c.startRecv(r, buf, src, tag)
 	var st Status
 	if err == nil {
 		c.p.Wait(nil, r)
 		st, err = r.status, r.err
 	}
-	putReq(r)
+	c.p.putReq(r)
 	return st, err
 }
 
-var reqPool = sync.Pool{New: func() any { return new(Request) }}
+// getReq takes a request for a blocking call: the PML's spare one when it
+// is free (a single-threaded rank always gets the same, cache-hot request),
+// else a new one.
+func (p *PML) getReq() *Request {
+	if r := p.spare.Swap(nil); r != nil {
+		return r
+	}
+	return new(Request)
+}
 
-func getReq() *Request { return reqPool.Get().(*Request) }
-
-// putReq recycles a request no one else can reach any more.
-func putReq(r *Request) {
+// putReq keeps a request no one else can reach any more as the spare.
+func (p *PML) putReq(r *Request) {
 	if r.state.Load() != stDone {
 		return // still referenced by a transport or a waiter's closure
 	}
-	*r = Request{}
-	reqPool.Put(r)
+	p.spare.Store(r)
 }
 
 // Iprobe reports whether a message matching (src, tag) is waiting.

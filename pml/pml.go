@@ -88,6 +88,9 @@ type PML struct {
 
 	activeSends atomic.Int64
 
+	// spare is a completed request kept for the next blocking call.
+	spare atomic.Pointer[Request]
+
 	// sleeping (see block)
 	sleeper       btl.Module
 	sleeperActive atomic.Bool

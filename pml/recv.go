@@ -124,8 +124,7 @@ func (p *PML) deliverLocked(r *Request, src int, h *matchHdr, rndv bool, payload
 	if h.flags&flagRget != 0 {
 		err := p.peers[src].m.ReadFrom(src, uintptr(h.addr)+uintptr(r.received), r.buf[r.received:r.want])
 		if err == nil {
-			var hb [btl.MaxHeader]byte
-			if _, err := p.peers[src].m.Send(src, btl.TagPMLFin, encodeFin(hb[:], h.sreq), nil, nil); err != nil {
+			if _, err := p.peers[src].m.Send(src, btl.TagPMLFin, encodeFin(p.hdrBuf[:], h.sreq), nil, nil); err != nil {
 				r.finish(Status{}, err)
 				return
 			}

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/gorun-mpi/gorun/btl"
 	"github.com/gorun-mpi/gorun/pml/match"
 )
 
@@ -47,6 +48,7 @@ type Request struct {
 	id   uint64
 
 	// send side
+	hdr     [btl.MaxHeader]byte // header scratch (a local array would escape)
 	pending atomic.Int32
 	chunk   int  // bytes sent with the RNDV header
 	sync    bool // Ssend

@@ -17,7 +17,7 @@ func (c *Comm) startSend(r *Request, buf []byte, dest, tag int, sync bool) error
 	*r = Request{p: p, kind: kindSend, buf: buf, peer: dest, sync: sync}
 	p.activeSends.Add(1)
 	h := matchHdr{ctx: c.ctx, tag: int32(tag), seq: c.sendSeq[dest].Add(1) - 1}
-	var hb [btl.MaxHeader]byte
+	hb := &r.hdr
 	eager := len(buf) <= pe.eager && p.takeCredit(pe, len(buf))
 	if eager && !sync {
 		r.pending.Store(2) // this call + the payload copy
@@ -109,7 +109,7 @@ func (p *PML) onAck(src int, data []byte) {
 // sendFrags streams buf[from:to] of r as FRAGs of the peer's max send size.
 func (p *PML) sendFrags(r *Request, rreq uint64, from, to int) {
 	pe := &p.peers[r.peer]
-	var hb [btl.MaxHeader]byte
+	hb := &r.hdr // free again: the BTL copies a header before Send returns
 	for off := from; off < to; {
 		n := min(to-off, pe.maxSend)
 		r.pending.Add(1)

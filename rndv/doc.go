@@ -7,9 +7,11 @@
 //
 //	card.<rank>   one business card per rank (see FormatCard)
 //	segment       the segment descriptor (see FormatSegment)
+//	gone.<rank>   written by the launcher when a rank ended without a
+//	              card (see FormatGone); WaitCards fails on it at once
 //
-// Both formats are line-oriented text: a first line "<kind> <version>", then
-// one "key value" line per field, each key exactly once, in any order.
+// All three formats are line-oriented text: a first line "<kind> <version>",
+// then one "key value" line per field, each key exactly once, in any order.
 //
 // Invariants:
 //   - A file is written to a temporary name in the same directory and then

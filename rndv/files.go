@@ -44,7 +44,8 @@ func ReadCard(path string) (Card, error) {
 // WaitCards waits until the cards of ranks 0..n-1 are all in dir and returns
 // them indexed by rank. On timeout the error names the missing ranks. A card
 // that is present but malformed, or whose rank differs from its file name,
-// is an error at once.
+// is an error at once; so is the launcher's gone record (PublishGone) of a
+// rank whose card is missing, since that rank will never publish one.
 func WaitCards(dir string, n int, timeout time.Duration) ([]Card, error) {
 	if n < 1 || n > MaxRanks {
 		return nil, fmt.Errorf("rndv: WaitCards for %d ranks; allowed: 1..%d", n, MaxRanks)
@@ -59,6 +60,11 @@ func WaitCards(dir string, n int, timeout time.Duration) ([]Card, error) {
 			return nil, fmt.Errorf("rndv: reading business cards: %w", err)
 		}
 		for _, e := range entries {
+			if r, ok := rankOfGoneName(e.Name()); ok && r < n && !have[r] {
+				if err := goneError(dir, e.Name(), r); err != nil {
+					return nil, err
+				}
+			}
 			r, ok := rankOfCardName(e.Name())
 			if !ok || r >= n || have[r] {
 				continue
