@@ -32,16 +32,8 @@ func (c *Comm) Sendrecv(sendBuf []byte, dest, sendTag int, recvBuf []byte, sourc
 	if err := c.c.CheckRecv(source, recvTag); err != nil {
 		return Status{}, err
 	}
-	var rr, sr pml.Request
-	if err := c.c.Irecv(&rr, recvBuf, source, recvTag); err != nil {
-		return Status{}, err
-	}
-	serr := c.c.Isend(&sr, sendBuf, dest, sendTag, false)
-	if serr == nil {
-		_, serr = sr.Wait(nil)
-	}
-	st, rerr := rr.Wait(nil)
-	return status(st), errors.Join(serr, rerr)
+	st, err := c.c.Sendrecv(sendBuf, dest, sendTag, recvBuf, source, recvTag)
+	return status(st), err
 }
 
 // Probe waits for a message matching (source, tag) and describes it

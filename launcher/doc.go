@@ -18,6 +18,8 @@
 //  5. Wait. The first rank that fails, a SIGINT/SIGTERM/SIGHUP, or the
 //     timeout decides the status; every other rank then gets SIGTERM (the
 //     forwarded signal, SIGQUIT on a timeout) and SIGKILL 2 s later.
+//     gorun says why on stderr in one line: the failing rank and how it
+//     ended, "job interrupted by SIGINT", or "job timed out after D".
 //  6. Remove the session directory, the job's shared-memory files, and the
 //     per-user directory when it is empty.
 //

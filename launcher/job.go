@@ -166,6 +166,7 @@ func (j *job) build(prog *program, sigs <-chan os.Signal) (status int, ok bool) 
 	case sig := <-sigs:
 		cancel()
 		<-done
+		j.stderr.printf("gorun: build of %s interrupted by %s", prog.target, signalName(sig))
 		return signalStatus(sig), false
 	}
 }

@@ -118,6 +118,11 @@ func (p *program) build(ctx context.Context, dir string) error {
 		}
 		return fmt.Errorf("building %s failed (%v):%s", p.target, err, msg)
 	}
+	// go build -o of a package that is not main writes an archive, not
+	// an executable; starting it would fail with a bare "permission denied".
+	if fi, err := os.Stat(out); err != nil || fi.Mode().Perm()&0o111 == 0 {
+		return fmt.Errorf("building %s made no executable: it is not a main package (a rank program needs package main with func main)", p.target)
+	}
 	p.path = out
 	return nil
 }

@@ -62,6 +62,7 @@ func (j *job) runRanks(path, mcaEnc string, sigs <-chan os.Signal) int {
 	}
 
 	phase, status := phaseRunning, 0
+	var interrupt os.Signal // the signal that interrupted the job
 	var killC, timeoutC <-chan time.Time
 	if startErr != nil {
 		phase, status = phaseFailed, j.fail("%v", startErr)
@@ -97,7 +98,7 @@ func (j *job) runRanks(path, mcaEnc string, sigs <-chan os.Signal) int {
 				j.signalLive(unix.SIGKILL)
 				continue
 			}
-			phase, status = phaseInterrupted, signalStatus(sig)
+			phase, status, interrupt = phaseInterrupted, signalStatus(sig), sig
 			j.log.Debug("forwarding signal", "signal", sig)
 			stopAll(sig.(syscall.Signal))
 		case <-timeoutC:
@@ -116,8 +117,11 @@ func (j *job) runRanks(path, mcaEnc string, sigs <-chan os.Signal) int {
 		unix.Kill(-r.cmd.Process.Pid, unix.SIGKILL)
 	}
 	waitTimeout(&output, drainWait)
-	if phase == phaseTimedOut {
+	switch phase {
+	case phaseTimedOut:
 		j.stderr.printf("gorun: job timed out after %v", j.o.Timeout)
+	case phaseInterrupted:
+		j.stderr.printf("gorun: job interrupted by %s", signalName(interrupt))
 	}
 	return status
 }
@@ -192,6 +196,16 @@ func (j *job) signalLive(sig syscall.Signal) {
 			unix.Kill(-r.cmd.Process.Pid, sig)
 		}
 	}
+}
+
+// signalName is "SIGINT" for SIGINT.
+func signalName(sig os.Signal) string {
+	if s, ok := sig.(syscall.Signal); ok {
+		if name := unix.SignalName(s); name != "" {
+			return name
+		}
+	}
+	return sig.String()
 }
 
 // exitStatus turns a rank's end into gorun's status for it (0 on success)

@@ -3,6 +3,7 @@ package pml
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -392,4 +393,23 @@ func (p *PML) Finalize(world *Comm) error {
 		err = cerr
 	}
 	return err
+}
+
+// Sendrecv posts the receive, then sends (blocking), then waits for the
+// receive: the receive is posted first, so two ranks that exchange with
+// each other never wait on each other's send. The caller has validated both
+// halves.
+func (c *Comm) Sendrecv(sbuf []byte, dest, stag int, rbuf []byte, src, rtag int) (Status, error) {
+	r := c.p.getReq()
+	if err := c.startRecv(r, rbuf, src, rtag); err != nil {
+		return Status{}, err
+	}
+	serr := c.Send(sbuf, dest, stag, false)
+	c.p.Wait(nil, r)
+	st, rerr := r.status, r.err
+	c.p.putReq(r)
+	if serr != nil || rerr != nil {
+		return st, errors.Join(serr, rerr)
+	}
+	return st, nil
 }

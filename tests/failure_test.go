@@ -1,0 +1,251 @@
+package tests
+
+import (
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gorun-mpi/gorun/tests/jobtest"
+)
+
+// The failure matrix: each failure injected into a real job in the middle
+// of traffic (the traffic program prints "traffic R PID" once messages are
+// streaming). For each: the job ends within stopBound of the event, with
+// the contract's status and one line on stderr saying why, and nothing is
+// left behind (jobtest's cleanup check).
+
+// stopBound is the contract's "stops every other rank within 10 s".
+const stopBound = 10 * time.Second
+
+var traffic = func() string { return jobtest.Prog("traffic") }
+
+// rankPids waits for n "PREFIX R PID" lines and returns the pids by rank.
+func rankPids(t *testing.T, p *jobtest.Proc, n int, prefix string) map[int]int {
+	t.Helper()
+	pids := make(map[int]int)
+	for _, l := range p.Lines(n, prefix+" ") {
+		var r, pid int
+		if _, err := sscan(l, prefix+" %d %d", &r, &pid); err != nil {
+			t.Fatalf("line %q: %v", l, err)
+		}
+		pids[r] = pid
+	}
+	if len(pids) != n {
+		t.Fatalf("%q lines name ranks %v; want %d distinct ranks", prefix, pids, n)
+	}
+	return pids
+}
+
+// endedWithin fails t if more than bound passed since the event at start.
+func endedWithin(t *testing.T, what string, start time.Time, bound time.Duration) time.Duration {
+	t.Helper()
+	d := time.Since(start)
+	if d > bound {
+		t.Errorf("the job ended %v after %s; the contract allows %v", d.Round(time.Millisecond), what, bound)
+	}
+	t.Logf("job ended %v after %s", d.Round(time.Millisecond), what)
+	return d
+}
+
+// onlyFailure checks that stderr reports exactly one rank failure and that
+// it matches want.
+func onlyFailure(t *testing.T, stderr string, want *regexp.Regexp) {
+	t.Helper()
+	if n := strings.Count(stderr, "gorun: rank "); n != 1 || !want.MatchString(stderr) {
+		t.Errorf("stderr has %d rank lines; want exactly one matching %v; stderr:\n%.3000s", n, want, stderr)
+	}
+}
+
+// TestKillRankMidTraffic: kill -9 of one rank while messages stream through
+// each protocol: the job ends with 137 and the SIGKILL line naming that
+// rank and its pid.
+func TestKillRankMidTraffic(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		np    int
+		mca   []string
+		size  string
+		extra string // also expected on stderr
+	}{
+		{"eager flood", 4, nil, "64", ""},
+		{"rendezvous pipeline", 3, nil, itoa(4 << 20), ""},
+		// btl_base_verbose=debug makes each rank log "single_copy=true"
+		// when the single-copy read is really in use.
+		{"single-copy read", 3, []string{"pml_ob1_rget_limit", "64k", "btl_base_verbose", "debug"}, itoa(1 << 20), "single_copy=true"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			args := []string{"-np", itoa(tt.np)}
+			for i := 0; i+1 < len(tt.mca); i += 2 {
+				args = append(args, "--mca", tt.mca[i], tt.mca[i+1])
+			}
+			p := jobtest.Job{Args: append(args, traffic(), "stream", tt.size)}.Start(t)
+			pids := rankPids(t, p, tt.np, "traffic")
+			victim := tt.np - 2
+			if err := syscall.Kill(pids[victim], syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			r := p.Wait()
+			endedWithin(t, "kill -9 of rank "+itoa(victim), start, stopBound)
+			if r.Code != 137 {
+				t.Errorf("exit %d; want 137 (128+SIGKILL); stderr:\n%.3000s", r.Code, r.Stderr)
+			}
+			onlyFailure(t, r.Stderr, failLine(itoa(victim), "killed by signal SIGKILL"))
+			if !strings.Contains(r.Stderr, "(pid "+itoa(pids[victim])+")") {
+				t.Errorf("the failure line does not name the killed pid %d:\n%.3000s", pids[victim], r.Stderr)
+			}
+			if tt.extra != "" && strings.Count(r.Stderr, tt.extra) != tt.np {
+				t.Errorf("stderr has %d %q; want one per rank (else the case does not test what it claims):\n%.3000s",
+					strings.Count(r.Stderr, tt.extra), tt.extra, r.Stderr)
+			}
+		})
+	}
+}
+
+// TestKillGorunMidTraffic: gorun killed by SIGKILL while ranks are busy in
+// the progress loop: every rank ends within 15 s, and the next job in the
+// same TMPDIR runs.
+func TestKillGorunMidTraffic(t *testing.T) {
+	t.Parallel()
+	tmp := t.TempDir()
+	p := jobtest.Job{Args: []string{"-np", "3", traffic(), "stream", "4096"}, TMPDIR: tmp, Linger: 15 * time.Second}.Start(t)
+	rankPids(t, p, 3, "traffic")
+	p.Signal(syscall.SIGKILL)
+	start := time.Now()
+	p.Wait()
+	for len(jobtest.ProcsUnder(tmp)) > 0 && time.Since(start) < 15*time.Second {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if procs := jobtest.ProcsUnder(tmp); len(procs) > 0 {
+		t.Fatalf("ranks %v still run 15 s after gorun was killed", procs)
+	}
+	t.Logf("every rank gone %v after gorun's SIGKILL", time.Since(start).Round(time.Millisecond))
+	r := jobtest.Job{Args: []string{"-np", "2", traffic(), "alltoall", "1"}, TMPDIR: tmp}.Run(t)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "alltoall ok") {
+		t.Errorf("next job in the same TMPDIR: exit %d, stdout %q, stderr %q; want 0 and alltoall ok", r.Code, r.Stdout, r.Stderr)
+	}
+}
+
+// TestInterruptLargeTransfer: SIGINT to gorun during 4 MiB rendezvous
+// transfers: exit 130, the interrupt line, no rank reported as failed.
+func TestInterruptLargeTransfer(t *testing.T) {
+	t.Parallel()
+	p := jobtest.Job{Args: []string{"-np", "2", traffic(), "stream", itoa(4 << 20)}}.Start(t)
+	rankPids(t, p, 2, "traffic")
+	p.Signal(syscall.SIGINT)
+	start := time.Now()
+	r := p.Wait()
+	endedWithin(t, "SIGINT to gorun", start, stopBound)
+	if r.Code != 130 || r.Stderr != "gorun: job interrupted by SIGINT\n" {
+		t.Errorf("exit %d, stderr %q; want 130 and exactly the interrupt line", r.Code, r.Stderr)
+	}
+}
+
+// TestExitBeforeInit: a rank that exits before gorun.Init while the others
+// wait for it there. Status 3 is a failure like any other; status 0 is not
+// a failure of that rank, but the others can never start: they must fail
+// at once (rndv's gone record), not after rndv_base_timeout (60 s).
+func TestExitBeforeInit(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		code   string
+		status int
+		line   *regexp.Regexp
+		stderr string
+	}{
+		{"3", 3, failLine("1", "exited with status 3"), ""},
+		{"0", 1, failLine("[023]", "exited with status 1"),
+			"rndv: rank 1 exited with status 0 before it joined the job with gorun.Init"},
+	}
+	for _, tt := range tests {
+		t.Run("status "+tt.code, func(t *testing.T) {
+			t.Parallel()
+			start := time.Now()
+			r := jobtest.Run(t, "-np", "4", traffic(), "early", "1", tt.code)
+			endedWithin(t, "the start", start, stopBound)
+			if r.Code != tt.status {
+				t.Errorf("exit %d; want %d; stderr:\n%s", r.Code, tt.status, r.Stderr)
+			}
+			onlyFailure(t, r.Stderr, tt.line)
+			if !strings.Contains(r.Stderr, tt.stderr) {
+				t.Errorf("stderr lacks %q:\n%s", tt.stderr, r.Stderr)
+			}
+		})
+	}
+}
+
+// TestExitWithoutFinalize: a rank leaves without Finalize while the others
+// wait on it in Recv. Exiting 0, the survivors' Recv and Finalize return
+// ErrPeerLost and the job succeeds; exiting 3, the job fails with 3.
+func TestExitWithoutFinalize(t *testing.T) {
+	t.Parallel()
+	for _, code := range []int{0, 3} {
+		t.Run("status "+itoa(code), func(t *testing.T) {
+			t.Parallel()
+			start := time.Now()
+			r := jobtest.Run(t, "-np", "4", traffic(), "vanish", "2", itoa(code))
+			endedWithin(t, "the start", start, stopBound)
+			if r.Code != code {
+				t.Errorf("exit %d; want %d; stdout:\n%s\nstderr:\n%s", r.Code, code, r.Stdout, r.Stderr)
+			}
+			if code == 3 {
+				onlyFailure(t, r.Stderr, failLine("2", "exited with status 3"))
+				return
+			}
+			for _, rank := range []string{"0", "1", "3"} {
+				if !strings.Contains(r.Stdout, "peerlost "+rank+"\n") {
+					t.Errorf("rank %s did not see ErrPeerLost; stdout:\n%s\nstderr:\n%s", rank, r.Stdout, r.Stderr)
+				}
+				if !regexp.MustCompile(`(?m)^finalized ` + rank + `: .*peer lost$`).MatchString(r.Stdout) {
+					t.Errorf("rank %s: Finalize after a lost peer did not report it; stdout:\n%s", rank, r.Stdout)
+				}
+			}
+			if r.Stderr != "" {
+				t.Errorf("stderr %q; want nothing (no rank failed)", r.Stderr)
+			}
+		})
+	}
+}
+
+// TestAbortTwice: ranks 1 and 2 call Abort(5) and Abort(6) at once: gorun
+// exits with one of the codes and names the rank that called it.
+func TestAbortTwice(t *testing.T) {
+	t.Parallel()
+	start := time.Now()
+	r := jobtest.Run(t, "-np", "4", traffic(), "abort2", "5", "6")
+	endedWithin(t, "the start", start, stopBound)
+	rank := map[int]string{5: "1", 6: "2"}[r.Code]
+	if rank == "" {
+		t.Fatalf("exit %d; want 5 or 6; stderr:\n%s", r.Code, r.Stderr)
+	}
+	want := regexp.MustCompile(`^gorun: rank ` + rank + ` called Abort\(` + itoa(r.Code) + `\)\ngorun: rank ` + rank +
+		` \(pid \d+\) exited with status ` + itoa(r.Code) + "\n$")
+	if !want.MatchString(r.Stderr) {
+		t.Errorf("stderr %q; want exactly %v", r.Stderr, want)
+	}
+}
+
+// TestTimeoutInRecv: --timeout while every rank sits in Recv: 124, each
+// rank's stack (inside Recv) on stderr, then the timeout line.
+func TestTimeoutInRecv(t *testing.T) {
+	t.Parallel()
+	p := jobtest.Job{Args: []string{"-np", "3", "--timeout", "2s", traffic(), "recv"}}.Start(t)
+	rankPids(t, p, 3, "waiting")
+	start := time.Now()
+	r := p.Wait()
+	endedWithin(t, "the ranks were ready", start, 2*time.Second+stopBound)
+	if r.Code != 124 {
+		t.Errorf("exit %d; want 124", r.Code)
+	}
+	if n := strings.Count(r.Stderr, "gorun.(*Comm).Recv("); n < 3 {
+		t.Errorf("stderr has %d stacks inside gorun.(*Comm).Recv; want one per rank:\n%.3000s", n, r.Stderr)
+	}
+	if !strings.HasSuffix(r.Stderr, "gorun: job timed out after 2s\n") || strings.Contains(r.Stderr, "gorun: rank") {
+		t.Errorf("stderr does not end with the timeout line alone:\n%.3000s", r.Stderr)
+	}
+}
