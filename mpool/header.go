@@ -12,7 +12,7 @@ const Magic uint64 = 0x4745536e75726f67
 
 // LayoutVersion is the version of the Header and of Plan's arithmetic. Bump it
 // whenever either changes; attachers refuse any other version.
-const LayoutVersion uint32 = 1
+const LayoutVersion uint32 = 2 // 2: sm control blocks in 128-byte line pairs
 
 // ErrHeader is wrapped by every error about a segment whose Header does not
 // match what this rank expects.

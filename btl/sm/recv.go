@@ -71,7 +71,7 @@ func (m *Module) poll() int {
 		n++
 		// Lazy free: release the tail in batches while busy...
 		if st.tail-st.released >= uint64(m.cfg.LazyFree) {
-			m.ctl.tail.Store(st.tail)
+			storeSeq(&m.ctl.tail, st.tail) // release order suffices: our loads of the slots come first
 			st.released = st.tail
 		}
 	}
@@ -79,7 +79,7 @@ func (m *Module) poll() int {
 	// we have finished with.
 	if st.released != st.tail {
 		if e := &m.fifo[st.tail&m.mask]; e.seq.Load() != st.tail+1 {
-			m.ctl.tail.Store(st.tail)
+			storeSeq(&m.ctl.tail, st.tail) // release order suffices: our loads of the slots come first
 			st.released = st.tail
 		}
 	}

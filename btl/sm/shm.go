@@ -9,7 +9,7 @@ import (
 
 // Sizes of the shared structures; layout_test.go pins every offset.
 const (
-	ctlSize   = 256 // bytes of a rank's control block (4 cache lines)
+	ctlSize   = 384 // bytes of a rank's control block (3 pairs of cache lines)
 	elemSize  = 128 // bytes of a FIFO slot (2 cache lines)
 	elemHead  = 32  // bytes of a slot's header
 	inlineMax = elemSize - elemHead
@@ -20,21 +20,26 @@ const (
 // Each line has one writer pattern, so senders, the receiver and the sleep
 // protocol do not false-share.
 type ctl struct {
-	// Line 0: claimed by senders (CAS), never by the receiver.
-	head atomic.Uint64 // slots claimed so far; the next sender takes slot head
-	_    [56]byte
+	// Each group below sits in its own 128-byte pair of cache lines: Intel's
+	// adjacent-line prefetcher moves lines in aligned pairs, so a sender
+	// pulling head would otherwise drag tail out of the receiver's cache and
+	// stall the receiver's next release of it.
 
-	// Line 1: written by the receiver in batches, read by a sender only when
+	// Pair 0: claimed by senders (CAS), never by the receiver.
+	head atomic.Uint64 // slots claimed so far; the next sender takes slot head
+	_    [120]byte
+
+	// Pair 1: written by the receiver in batches, read by a sender only when
 	// the FIFO looks full from its cached copy.
 	tail atomic.Uint64 // slots released; slot s may be reused once tail > s
-	_    [56]byte
+	_    [120]byte
 
-	// Line 2: the sleep protocol (see sleep.go).
+	// Pair 2, line 0: the sleep protocol (see sleep.go).
 	armed   atomic.Uint32 // 1 while the receiver may be asleep; senders then wake it
 	wakeSeq atomic.Uint32 // futex word, bumped by every waker
 	_       [56]byte
 
-	// Line 3: identity, written once by the owner before it attaches.
+	// Pair 2, line 1: identity, written once by the owner before it attaches.
 	pid       uint64 // owner's process id
 	magicAddr uint64 // address, in the owner's memory, of a word holding probeMagic^rank
 	_         [48]byte

@@ -27,11 +27,11 @@ func TestSharedOffsets(t *testing.T) {
 		got, want uintptr
 	}{
 		{"ctl.head", unsafe.Offsetof(c.head), 0},
-		{"ctl.tail", unsafe.Offsetof(c.tail), 64},
-		{"ctl.armed", unsafe.Offsetof(c.armed), 128},
-		{"ctl.wakeSeq", unsafe.Offsetof(c.wakeSeq), 132},
-		{"ctl.pid", unsafe.Offsetof(c.pid), 192},
-		{"ctl.magicAddr", unsafe.Offsetof(c.magicAddr), 200},
+		{"ctl.tail", unsafe.Offsetof(c.tail), 128},
+		{"ctl.armed", unsafe.Offsetof(c.armed), 256},
+		{"ctl.wakeSeq", unsafe.Offsetof(c.wakeSeq), 260},
+		{"ctl.pid", unsafe.Offsetof(c.pid), 320},
+		{"ctl.magicAddr", unsafe.Offsetof(c.magicAddr), 328},
 		{"sizeof ctl", unsafe.Sizeof(c), ctlSize},
 		{"elem.seq", unsafe.Offsetof(e.seq), 0},
 		{"elem.frag", unsafe.Offsetof(e.frag), 8},
@@ -59,7 +59,7 @@ func TestSegmentBytesPerN(t *testing.T) {
 	for _, tt := range []struct {
 		n    int
 		size int64
-	}{{2, 2437120}, {8, 9736192}, {32, 38940672}, {64, 77877248}} {
+	}{{2, 2437120}, {8, 9736192}, {32, 38944768}, {64, 77885440}} {
 		l, err := mpool.Plan(tt.n, cfg.LayoutParams())
 		if err != nil || l.Size != tt.size {
 			t.Errorf("N=%d: %d bytes, %v; want %d", tt.n, l.Size, err, tt.size)
