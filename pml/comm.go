@@ -304,6 +304,9 @@ func tagStr(t int) string {
 // Barrier blocks until every rank has entered it (dissemination algorithm
 // over the hidden collective context, zero-byte messages).
 func (c *Comm) Barrier() error {
+	if c.p.closed.Load() {
+		return errClosed
+	}
 	c.dups.Lock()
 	defer c.dups.Unlock()
 	return c.barrierLocked()

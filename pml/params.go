@@ -5,7 +5,7 @@ import "github.com/gorun-mpi/gorun/mca"
 // Params is the pml/ob1 parameter table.
 var Params = []mca.Param{
 	{Name: "pml_ob1_unexpected_limit", Type: mca.TypeSize, Default: "64m", Min: 0, Max: 1 << 40,
-		Help: "bytes of unexpected eager payload a rank holds before it asks senders for rendezvous only (0: no limit)"},
+		Help: "bytes of eager payload a rank may be sent before it has matched them, shared among its peers as credit; a sender out of credit uses rendezvous (0: no limit)"},
 	{Name: "pml_ob1_yield_when_idle", Type: mca.TypeEnum, Default: "auto", Allowed: []string{"auto", "yes", "no"},
 		Help: "yield the core between progress polls: yes, no, or auto (yes when the ranks outnumber the cores)"},
 	{Name: "pml_ob1_rget_limit", Type: mca.TypeSize, Default: "0", Min: 0, Max: 1 << 40,

@@ -429,10 +429,27 @@ func args() {
 
 // finalize: Finalize is idempotent, later calls return ErrFinalized, Init too.
 func finalize() {
+	d, err := world.Dup()
+	check(err, "Dup")
+	pending, err := world.Irecv(make([]byte, 4), gorun.AnySource, 77) // never sent
+	check(err, "Irecv")
 	check(gorun.Finalize(), "Finalize")
 	check(gorun.Finalize(), "second Finalize")
-	if err := world.Send(nil, 0, 0); !errors.Is(err, gorun.ErrFinalized) {
-		fail("Send after Finalize: %v", err)
+	if _, err := pending.Wait(); !errors.Is(err, gorun.ErrCanceled) {
+		fail("a receive pending at Finalize: %v, want ErrCanceled", err)
+	}
+	for name, err := range map[string]error{
+		"Send":        world.Send(nil, 0, 0),
+		"Send on Dup": d.Send(nil, 0, 0),
+		"Barrier":     world.Barrier(),
+		"Recv":        func() error { _, err := world.Recv(nil, 0, 0); return err }(),
+		"Iprobe":      func() error { _, _, err := world.Iprobe(0, 0); return err }(),
+		"Isend":       func() error { _, err := world.Isend(nil, 0, 0); return err }(),
+		"Dup":         func() error { _, err := world.Dup(); return err }(),
+	} {
+		if !errors.Is(err, gorun.ErrFinalized) {
+			fail("%s after Finalize: %v, want ErrFinalized", name, err)
+		}
 	}
 	if _, err := gorun.Init(); !errors.Is(err, gorun.ErrFinalized) {
 		fail("Init after Finalize: %v", err)
