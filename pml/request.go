@@ -51,6 +51,7 @@ type Request struct {
 	hdr     [btl.MaxHeader]byte // header scratch (a local array would escape)
 	pending atomic.Int32
 	chunk   int  // bytes sent with the RNDV header
+	fast    bool // eager Isend: SendDone completes it directly (no tokens)
 	sync    bool // Ssend
 	tracked bool // in PML.sends
 
@@ -107,6 +108,10 @@ func (r *Request) release() {
 
 // SendDone implements btl.Completion: a payload copy the BTL owed is done.
 func (r *Request) SendDone(err error) {
+	if r.fast {
+		r.p.finishSend(r, err)
+		return
+	}
 	if err != nil {
 		r.p.finishSend(r, err)
 		return
