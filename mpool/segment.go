@@ -82,7 +82,7 @@ func noSpaceError(dir string, l Layout) error {
 	if unix.Statfs(dir, &st) == nil {
 		free = FormatBytes(int64(st.Bavail) * st.Bsize)
 	}
-	return fmt.Errorf("%w: %s has %s free, the segment for %d ranks needs %s; free space or set btl_sm_backing_directory",
+	return fmt.Errorf("%w: %s has %s free, the segment for %d ranks needs %s; free space there or point btl_sm_backing_directory at a larger directory",
 		ErrNoSpace, dir, free, l.NLocal, FormatBytes(l.Size))
 }
 

@@ -165,9 +165,11 @@ func TestExitBeforeInit(t *testing.T) {
 	for _, tt := range tests {
 		t.Run("status "+tt.code, func(t *testing.T) {
 			t.Parallel()
+			p := jobtest.Job{Args: []string{"-np", "4", traffic(), "early", "1", tt.code}}.Start(t)
+			p.Lines(1, "leaving 1 ")
 			start := time.Now()
-			r := jobtest.Run(t, "-np", "4", traffic(), "early", "1", tt.code)
-			endedWithin(t, "the start", start, stopBound)
+			r := p.Wait()
+			endedWithin(t, "rank 1 left", start, stopBound)
 			if r.Code != tt.status {
 				t.Errorf("exit %d; want %d; stderr:\n%s", r.Code, tt.status, r.Stderr)
 			}
@@ -187,9 +189,11 @@ func TestExitWithoutFinalize(t *testing.T) {
 	for _, code := range []int{0, 3} {
 		t.Run("status "+itoa(code), func(t *testing.T) {
 			t.Parallel()
+			p := jobtest.Job{Args: []string{"-np", "4", traffic(), "vanish", "2", itoa(code)}}.Start(t)
+			p.Lines(1, "leaving 2 ")
 			start := time.Now()
-			r := jobtest.Run(t, "-np", "4", traffic(), "vanish", "2", itoa(code))
-			endedWithin(t, "the start", start, stopBound)
+			r := p.Wait()
+			endedWithin(t, "rank 2 left", start, stopBound)
 			if r.Code != code {
 				t.Errorf("exit %d; want %d; stdout:\n%s\nstderr:\n%s", r.Code, code, r.Stdout, r.Stderr)
 			}
@@ -216,9 +220,11 @@ func TestExitWithoutFinalize(t *testing.T) {
 // exits with one of the codes and names the rank that called it.
 func TestAbortTwice(t *testing.T) {
 	t.Parallel()
+	p := jobtest.Job{Args: []string{"-np", "4", traffic(), "abort2", "5", "6"}}.Start(t)
+	p.Lines(1, "leaving ")
 	start := time.Now()
-	r := jobtest.Run(t, "-np", "4", traffic(), "abort2", "5", "6")
-	endedWithin(t, "the start", start, stopBound)
+	r := p.Wait()
+	endedWithin(t, "the first Abort", start, stopBound)
 	rank := map[int]string{5: "1", 6: "2"}[r.Code]
 	if rank == "" {
 		t.Fatalf("exit %d; want 5 or 6; stderr:\n%s", r.Code, r.Stderr)
@@ -231,21 +237,24 @@ func TestAbortTwice(t *testing.T) {
 }
 
 // TestTimeoutInRecv: --timeout while every rank sits in Recv: 124, each
-// rank's stack (inside Recv) on stderr, then the timeout line.
+// rank's stack (inside Recv) on stderr, then the timeout line. The timeout
+// leaves the ranks ample time to reach Recv on a loaded machine.
 func TestTimeoutInRecv(t *testing.T) {
 	t.Parallel()
-	p := jobtest.Job{Args: []string{"-np", "3", "--timeout", "2s", traffic(), "recv"}}.Start(t)
-	rankPids(t, p, 3, "waiting")
+	const timeout = 8 * time.Second
 	start := time.Now()
-	r := p.Wait()
-	endedWithin(t, "the ranks were ready", start, 2*time.Second+stopBound)
+	r := jobtest.Run(t, "-np", "3", "--timeout", timeout.String(), traffic(), "recv")
+	endedWithin(t, "the start", start, timeout+stopBound)
+	if n := strings.Count(r.Stdout, "waiting "); n != 3 {
+		t.Fatalf("%d of 3 ranks reached Recv before the %v timeout; stdout %q, stderr:\n%.3000s", n, timeout, r.Stdout, r.Stderr)
+	}
 	if r.Code != 124 {
 		t.Errorf("exit %d; want 124", r.Code)
 	}
 	if n := strings.Count(r.Stderr, "gorun.(*Comm).Recv("); n < 3 {
 		t.Errorf("stderr has %d stacks inside gorun.(*Comm).Recv; want one per rank:\n%.3000s", n, r.Stderr)
 	}
-	if !strings.HasSuffix(r.Stderr, "gorun: job timed out after 2s\n") || strings.Contains(r.Stderr, "gorun: rank") {
+	if !strings.HasSuffix(r.Stderr, "gorun: job timed out after "+timeout.String()+"\n") || strings.Contains(r.Stderr, "gorun: rank") {
 		t.Errorf("stderr does not end with the timeout line alone:\n%.3000s", r.Stderr)
 	}
 }

@@ -16,6 +16,9 @@
 //	traffic alltoall K          every pair exchanges K messages of 8 B and
 //	                            K of 64 KiB, checked; prints "vmhwm R KB"
 //
+// In early, vanish and abort2 a rank prints "leaving R PID" just before it
+// exits or aborts, so that a test can time the job's end from that event.
+//
 // An operation that fails with ErrPeerLost in stream mode prints
 // "peerlost R" and blocks until gorun stops the rank (gorun, not the
 // survivor, must report the rank that was lost). Any other unexpected
@@ -115,6 +118,7 @@ func stream(size int) {
 // a whole job.
 func early(r, code int) {
 	if os.Getenv("GORUN_RANK") == strconv.Itoa(r) {
+		fmt.Printf("leaving %d %d\n", r, os.Getpid())
 		os.Exit(code)
 	}
 	var err error
@@ -131,6 +135,7 @@ func vanish(r, code int) {
 	me := world.Rank()
 	check(world.Barrier(), "Barrier")
 	if me == r {
+		fmt.Printf("leaving %d %d\n", r, os.Getpid())
 		os.Exit(code)
 	}
 	_, err := world.Recv(make([]byte, 8), r, 5)
@@ -146,8 +151,10 @@ func abort2(a, b int) {
 	check(world.Barrier(), "Barrier")
 	switch world.Rank() {
 	case 1:
+		fmt.Printf("leaving 1 %d\n", os.Getpid())
 		world.Abort(a)
 	case 2:
+		fmt.Printf("leaving 2 %d\n", os.Getpid())
 		world.Abort(b)
 	}
 	_, err := world.Recv(make([]byte, 8), gorun.AnySource, 99)

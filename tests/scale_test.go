@@ -1,0 +1,55 @@
+package tests
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorun-mpi/gorun/tests/jobtest"
+)
+
+// TestScale64: 64 ranks on however few cores run an all-to-all (every
+// ordered pair carries 2 messages of 8 B and 2 of 64 KiB, each checked)
+// to completion. It logs the segment size, each rank's peak RSS and the
+// wall time; the only time limit is the job's --timeout. It runs alone
+// (not in parallel): 64 spinning ranks would starve the other jobs.
+func TestScale64(t *testing.T) {
+	if testing.Short() {
+		t.Skip("64-rank job skipped in -short mode")
+	}
+	const np = 64
+	start := time.Now()
+	r := jobtest.Run(t, "-np", itoa(np), "--timeout", "300s", "--mca", "btl_base_verbose", "debug",
+		jobtest.Prog("traffic"), "alltoall", "2")
+	wall := time.Since(start)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "alltoall ok") {
+		t.Fatalf("exit %d\nstdout:\n%.2000s\nstderr:\n%.4000s", r.Code, r.Stdout, r.Stderr)
+	}
+	seg := regexp.MustCompile(`segment created: path=\S+ bytes=(\d+) ranks=(\d+)`).FindStringSubmatch(r.Stderr)
+	if seg == nil || seg[2] != itoa(np) {
+		t.Fatalf("stderr lacks the segment's debug line for %d ranks:\n%.2000s", np, r.Stderr)
+	}
+	segBytes, _ := strconv.Atoi(seg[1])
+	hwm := regexp.MustCompile(`(?m)^vmhwm (\d+) (\d+)$`).FindAllStringSubmatch(r.Stdout, -1)
+	if len(hwm) != np {
+		t.Fatalf("%d vmhwm lines; want one per rank:\n%.2000s", len(hwm), r.Stdout)
+	}
+	seen := make(map[string]bool)
+	minKB, maxKB, sumKB := 1<<62, 0, 0
+	for _, m := range hwm {
+		seen[m[1]] = true
+		kb, _ := strconv.Atoi(m[2])
+		if kb <= 0 {
+			t.Errorf("rank %s reports VmHWM %d kB", m[1], kb)
+		}
+		minKB, maxKB, sumKB = min(minKB, kb), max(maxKB, kb), sumKB+kb
+	}
+	if len(seen) != np {
+		t.Errorf("vmhwm lines from %d distinct ranks; want %d", len(seen), np)
+	}
+	t.Logf("%d ranks: segment %d bytes (%.2f MiB, %.3f MiB per rank); VmHWM per rank min %d kB, mean %d kB, max %d kB; wall %v; %s",
+		np, segBytes, float64(segBytes)/(1<<20), float64(segBytes)/(1<<20)/np, minKB, sumKB/np, maxKB,
+		wall.Round(time.Millisecond), strings.TrimSpace(regexp.MustCompile(`alltoall ok .*`).FindString(r.Stdout)))
+}
