@@ -13,6 +13,8 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gorun-mpi/gorun/rndv"
 )
 
 // Environment variables gorun sets for every rank (besides mca.EnvResolved).
@@ -91,7 +93,7 @@ func Abort(code int) {
 	if r, err := strconv.Atoi(rank); err == nil && r >= 0 && dir != "" {
 		// Best effort: if the record cannot be written the launcher still
 		// reports the exit status.
-		writeFileAtomic(abortPath(dir, r), []byte(strconv.Itoa(code)+"\n"))
+		rndv.WriteAtomic(abortPath(dir, r), []byte(strconv.Itoa(code)+"\n"))
 	}
 	os.Exit(abortStatus(code))
 }

@@ -70,7 +70,7 @@ func openSession(tmp string, uid int, backingDir string, log func(string, ...any
 		if err := checkOwnDir(s.dir, uid, 0o077); err != nil {
 			return nil, err
 		}
-		if err := writeFileAtomic(filepath.Join(s.dir, launcherFile), formatLauncherRecord(rec)); err != nil {
+		if err := rndv.WriteAtomic(filepath.Join(s.dir, launcherFile), formatLauncherRecord(rec)); err != nil {
 			os.RemoveAll(s.dir)
 			return nil, err
 		}
@@ -174,25 +174,4 @@ func sessionIsStale(dir string) bool {
 	// its Mkdir. Only age tells them apart.
 	fi, err := os.Lstat(dir)
 	return err == nil && time.Since(fi.ModTime()) > staleAge
-}
-
-// writeFileAtomic writes data to a temporary file beside path, then renames
-// it to path.
-func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("writing %s: %v", path, err)
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("writing %s: %v", path, err)
-	}
-	return nil
 }

@@ -2,10 +2,10 @@ package pml
 
 import (
 	"fmt"
-	"github.com/gorun-mpi/gorun/internal/memcpy"
 
 	"github.com/gorun-mpi/gorun/btl"
 	"github.com/gorun-mpi/gorun/internal/errs"
+	"github.com/gorun-mpi/gorun/internal/memcpy"
 	"github.com/gorun-mpi/gorun/pml/match"
 )
 

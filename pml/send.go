@@ -86,19 +86,10 @@ func (r *Request) afterSend(copied bool, err error) error {
 // onAck handles the receiver's answer to a RNDV or a sync MATCH.
 func (p *PML) onAck(src int, data []byte) {
 	sreq, rreq, want, err := decodeAck(data)
-	if err != nil {
-		p.log.Error("dropping a malformed fragment", "from", src, "error", err)
+	r := p.takeSend(src, sreq, "ACK", err)
+	if r == nil {
 		return
 	}
-	p.mu.Lock()
-	r := p.sends[sreq]
-	if r == nil || r.peer != src {
-		p.mu.Unlock()
-		p.log.Error("ACK for an unknown send request", "from", src, "sreq", sreq)
-		return
-	}
-	delete(p.sends, sreq)
-	p.mu.Unlock()
 	if int(want) > len(r.buf) {
 		want = uint64(len(r.buf))
 	}
@@ -125,23 +116,30 @@ func (p *PML) sendFrags(r *Request, rreq uint64, from, to int) {
 	}
 }
 
+// takeSend removes and returns the send request an answer from src names,
+// or logs why there is none (a malformed header, an unknown request).
+func (p *PML) takeSend(src int, sreq uint64, what string, decodeErr error) *Request {
+	if decodeErr != nil {
+		p.log.Error("dropping a malformed fragment", "from", src, "error", decodeErr)
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r := p.sends[sreq]
+	if r == nil || r.peer != src {
+		p.log.Error(what+" for an unknown send request", "from", src, "sreq", sreq)
+		return nil
+	}
+	delete(p.sends, sreq)
+	return r
+}
+
 // onFin: the receiver has read the payload itself (single copy).
 func (p *PML) onFin(src int, data []byte) {
 	sreq, err := decodeFin(data)
-	if err != nil {
-		p.log.Error("dropping a malformed fragment", "from", src, "error", err)
-		return
+	if r := p.takeSend(src, sreq, "FIN", err); r != nil {
+		r.release()
 	}
-	p.mu.Lock()
-	r := p.sends[sreq]
-	if r == nil || r.peer != src {
-		p.mu.Unlock()
-		p.log.Error("FIN for an unknown send request", "from", src, "sreq", sreq)
-		return
-	}
-	delete(p.sends, sreq)
-	p.mu.Unlock()
-	r.release()
 }
 
 // takeCredit takes n bytes of eager credit towards pe; false when there

@@ -25,7 +25,7 @@ func PublishCard(dir string, c Card) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(CardPath(dir, c.Rank), data)
+	return WriteAtomic(CardPath(dir, c.Rank), data)
 }
 
 // ReadCard reads and validates one card file.
@@ -122,7 +122,7 @@ func PublishSegment(dir string, s Segment) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(SegmentPath(dir), data)
+	return WriteAtomic(SegmentPath(dir), data)
 }
 
 // ReadSegment reads and validates the descriptor in dir. A missing
@@ -156,9 +156,10 @@ func WaitSegment(dir string, timeout time.Duration) (Segment, error) {
 	}
 }
 
-// writeAtomic writes data to a temporary file beside path, then renames it
-// to path, so readers never see a partial file.
-func writeAtomic(path string, data []byte) error {
+// WriteAtomic writes data to a temporary file beside path, then renames it
+// over path: a reader sees the old file, no file, or the whole new one,
+// never a partial write. The launcher uses it for its own records too.
+func WriteAtomic(path string, data []byte) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("rndv: writing %s: %w", path, err)

@@ -84,7 +84,7 @@ func PublishGone(dir string, g Gone) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(GonePath(dir, g.Rank), data)
+	return WriteAtomic(GonePath(dir, g.Rank), data)
 }
 
 // ReadGone reads and validates one gone record. A missing record is an

@@ -2,9 +2,9 @@ package sm
 
 import (
 	"fmt"
-	"github.com/gorun-mpi/gorun/internal/memcpy"
 
 	"github.com/gorun-mpi/gorun/btl"
+	"github.com/gorun-mpi/gorun/internal/memcpy"
 )
 
 // claim reserves the next slot of p's FIFO, or reports that it is full.
