@@ -96,7 +96,7 @@ func (c *Comm) Isend(r *Request, buf []byte, dest, tag int, sync bool) error {
 func (c *Comm) isendEager(r *Request, buf []byte, dest, tag int) (done bool, err error) {
 	p := c.p
 	pe := &p.peers[dest]
-	if len(buf) > pe.eager || pe.lost.Load() || !p.takeCredit(pe, len(buf)) {
+	if len(buf) > pe.lim.eager || pe.lost.Load() || !p.takeCredit(pe, len(buf)) {
 		return false, nil
 	}
 	*r = Request{p: p, kind: kindSend, buf: buf, peer: dest, fast: true}
@@ -191,7 +191,7 @@ var eagerWaitPool = sync.Pool{New: func() any { return new(eagerWait) }}
 func (c *Comm) sendEager(buf []byte, dest, tag int) (done bool, err error) {
 	p := c.p
 	pe := &p.peers[dest]
-	if len(buf) > pe.eager || pe.lost.Load() || !p.takeCredit(pe, len(buf)) {
+	if len(buf) > pe.lim.eager || pe.lost.Load() || !p.takeCredit(pe, len(buf)) {
 		return false, nil
 	}
 	h := matchHdr{ctx: c.ctx, tag: int32(tag), seq: c.sendSeq[dest].Add(1) - 1}

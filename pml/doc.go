@@ -18,6 +18,10 @@
 //	        receiver reads the bytes with the BTL's single-copy ReadFrom and
 //	        answers FIN(sreq); only then does the send complete.
 //
+// The decisions (which protocol, how big a first chunk, what a matched
+// RNDV needs, whether a FRAG fits) are pure functions in proto.go, tested
+// by tables without a transport; send.go and recv.go carry them out.
+//
 // Locks: PML.mu guards the matching engine, the request tables and the
 // unexpected-memory accounting. PML.progMu serializes Progress across all
 // BTLs (BTL callbacks run under it). Lock order: progMu before mu. Nothing

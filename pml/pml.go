@@ -44,15 +44,13 @@ type Config struct {
 
 // peer is what the PML knows about one world rank.
 type peer struct {
-	m       btl.Module
-	eager   int
-	maxSend int
-	// firstChunk is the payload sent with a RNDV header (Open MPI vader's
-	// "phase 1" fragment, btl_vader_rndv_eager_limit): a whole max-size
-	// fragment, so the receiver starts copying while the ACK travels.
-	firstChunk int
-	rget       bool
-	lost       atomic.Bool
+	m btl.Module
+	// lim are the protocol limits towards this peer. The first chunk of a
+	// rendezvous is a whole max-size fragment (Open MPI vader's "phase 1"
+	// fragment, btl_vader_rndv_eager_limit), so the receiver starts
+	// copying while the ACK travels.
+	lim  limits
+	lost atomic.Bool
 	// credit: payload bytes we may still send eagerly to this peer before
 	// it has matched them (flow control; see creditLimit). Unused when
 	// creditLimit is 0.
@@ -136,8 +134,8 @@ func New(cfg Config) (*PML, error) {
 			return nil, fmt.Errorf("pml: no BTL reaches rank %d (selected: %v); check the btl parameter", i, names)
 		}
 		a := best.Attributes()
-		p.peers[i] = peer{m: best, eager: a.EagerLimit, maxSend: a.MaxSendSize, firstChunk: a.MaxSendSize,
-			rget: a.SingleCopy && cfg.RgetLimit > 0}
+		p.peers[i] = peer{m: best, lim: limits{eager: a.EagerLimit, firstChunk: a.MaxSendSize, maxSend: a.MaxSendSize,
+			rget: a.SingleCopy, rgetMin: cfg.RgetLimit}}
 		if a.MaxSendSize <= 0 || a.EagerLimit < 0 || a.EagerLimit > a.MaxSendSize {
 			return nil, fmt.Errorf("pml: BTL %s has eager limit %d and max send size %d; want 0 ≤ eager ≤ max send > 0", best.Name(), a.EagerLimit, a.MaxSendSize)
 		}
@@ -145,7 +143,7 @@ func New(cfg Config) (*PML, error) {
 	if cfg.UnexpectedLimit > 0 {
 		p.creditLimit = cfg.UnexpectedLimit / int64(max(1, cfg.Size-1))
 		for i := range p.peers {
-			p.creditLimit = max(p.creditLimit, 4*int64(p.peers[i].eager))
+			p.creditLimit = max(p.creditLimit, 4*int64(p.peers[i].lim.eager))
 		}
 		for i := range p.peers {
 			p.peers[i].credit.Store(p.creditLimit)

@@ -114,14 +114,10 @@ func (p *PML) deliverLocked(r *Request, src int, h *matchHdr, rndv bool, payload
 	}
 	p.returnCreditLocked(src, len(payload))
 	r.size = int(h.size)
-	r.want = min(r.size, len(r.buf))
-	r.received = memcpy.Copy(r.buf[:r.want], payload)
-	if r.received >= r.want {
-		p.sendAckLocked(src, h.sreq, 0, uint64(r.want))
-		p.finishRecv(r)
-		return
-	}
-	if h.flags&flagRget != 0 {
+	plan := planRndv(r.size, len(payload), len(r.buf), h.flags&flagRget != 0)
+	r.want = plan.want
+	r.received = memcpy.Copy(r.buf[:plan.copy], payload)
+	if plan.read > 0 {
 		err := p.peers[src].m.ReadFrom(src, uintptr(h.addr)+uintptr(r.received), r.buf[r.received:r.want])
 		if err == nil {
 			if _, err := p.peers[src].m.Send(src, btl.TagPMLFin, encodeFin(p.hdrBuf[:], h.sreq), nil, nil); err != nil {
@@ -133,6 +129,12 @@ func (p *PML) deliverLocked(r *Request, src int, h *matchHdr, rndv bool, payload
 			return
 		}
 		p.log.Debug("single-copy read failed; using the copy pipeline", "from", src, "error", err)
+		plan.frags = true
+	}
+	if !plan.frags {
+		p.sendAckLocked(src, h.sreq, 0, uint64(r.want))
+		p.finishRecv(r)
+		return
 	}
 	p.nextID++
 	r.id = p.nextID
@@ -161,7 +163,7 @@ func (p *PML) onFrag(src int, data []byte) {
 	}
 	p.mu.Lock()
 	r := p.recvs[rreq]
-	if r == nil || r.peer != src || off > uint64(r.want) || uint64(len(payload)) > uint64(r.want)-off {
+	if r == nil || r.peer != src || !fragFits(off, len(payload), r.want) {
 		p.mu.Unlock()
 		p.log.Error("FRAG for an unknown receive or out of its bounds", "from", src, "rreq", rreq, "offset", off, "bytes", len(payload))
 		return

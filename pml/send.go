@@ -18,31 +18,28 @@ func (c *Comm) startSend(r *Request, buf []byte, dest, tag int, sync bool) error
 	p.activeSends.Add(1)
 	h := matchHdr{ctx: c.ctx, tag: int32(tag), seq: c.sendSeq[dest].Add(1) - 1}
 	hb := &r.hdr
-	eager := len(buf) <= pe.eager && p.takeCredit(pe, len(buf))
-	if eager && !sync {
+	plan := planSend(len(buf), pe.lim, true)
+	if plan.credit > 0 && !p.takeCredit(pe, plan.credit) {
+		plan = planSend(len(buf), pe.lim, false)
+	}
+	if plan.proto == protoEager && !sync {
 		r.pending.Store(2) // this call + the payload copy
 		copied, err := pe.m.Send(dest, btl.TagPMLMatch, h.encodeMatch(hb[:]), buf, r)
 		return r.afterSend(copied, err)
 	}
 	// Everything else waits for an answer (ACK or FIN) that names the request.
 	r.pending.Store(3) // this call + the first copy + the answer
-	var chunk []byte
-	if !eager {
-		h.size = uint64(len(buf))
-		switch {
-		case pe.rget && len(buf) >= p.cfg.RgetLimit:
-			h.flags |= flagRget
-			h.addr = uint64(uintptr(unsafe.Pointer(unsafe.SliceData(buf))))
-		case len(buf) <= pe.eager || !p.takeCredit(pe, min(len(buf), pe.firstChunk)):
-			// Out of credit: the receiver may be holding all it should
-			// of ours; send no payload until it has matched.
-		default:
-			chunk = buf[:min(len(buf), pe.firstChunk)]
-		}
-		r.chunk = len(chunk)
-	}
+	r.chunk = plan.chunk
 	if sync {
 		h.flags |= flagSync
+	}
+	switch plan.proto {
+	case protoRget:
+		h.flags |= flagRget
+		h.addr = uint64(uintptr(unsafe.Pointer(unsafe.SliceData(buf))))
+		fallthrough
+	case protoRndv:
+		h.size = uint64(len(buf))
 	}
 	p.mu.Lock()
 	p.nextID++
@@ -53,10 +50,10 @@ func (c *Comm) startSend(r *Request, buf []byte, dest, tag int, sync bool) error
 	h.sreq = r.id
 	var copied bool
 	var err error
-	if eager { // Ssend of an eager-sized message
+	if plan.proto == protoEager { // Ssend of an eager-sized message
 		copied, err = pe.m.Send(dest, btl.TagPMLMatch, h.encodeMatch(hb[:]), buf, r)
 	} else {
-		copied, err = pe.m.Send(dest, btl.TagPMLRndv, h.encodeRndv(hb[:]), chunk, r)
+		copied, err = pe.m.Send(dest, btl.TagPMLRndv, h.encodeRndv(hb[:]), buf[:plan.chunk], r)
 	}
 	return r.afterSend(copied, err)
 }
@@ -102,7 +99,7 @@ func (p *PML) sendFrags(r *Request, rreq uint64, from, to int) {
 	pe := &p.peers[r.peer]
 	hb := &r.hdr // free again: the BTL copies a header before Send returns
 	for off := from; off < to; {
-		n := min(to-off, pe.maxSend)
+		n := min(to-off, pe.lim.maxSend)
 		r.pending.Add(1)
 		copied, err := pe.m.Send(r.peer, btl.TagPMLFrag, encodeFrag(hb[:], rreq, uint64(off)), r.buf[off:off+n], r)
 		if err != nil {

@@ -1,0 +1,82 @@
+package pml
+
+// Protocol decisions, as pure functions of the message, the peer's limits
+// and the event at hand. They do no I/O, take no locks and keep no state:
+// send.go and recv.go carry out what they decide. proto_test.go checks them
+// against the rules in tables, without a transport.
+
+// limits are what the PML knows of one peer's BTL and of its own settings.
+type limits struct {
+	eager      int  // largest payload sent eagerly (headers do not count)
+	firstChunk int  // payload sent with a RNDV header
+	maxSend    int  // largest payload of one fragment
+	rget       bool // the BTL can read the sender's memory (single copy)
+	rgetMin    int  // messages of at least this size use it (0: never)
+}
+
+// sendProto is how a message travels.
+type sendProto uint8
+
+const (
+	protoEager sendProto = iota // MATCH + the whole payload
+	protoRndv                   // RNDV + first chunk, then FRAGs after the ACK
+	protoRget                   // RNDV with the buffer's address; the receiver reads it
+)
+
+// sendPlan is the decision for one message.
+type sendPlan struct {
+	proto  sendProto
+	chunk  int // payload bytes in the first fragment
+	credit int // eager credit the first fragment needs (see PML.takeCredit)
+}
+
+// planSend chooses the protocol of an n-byte message. credit says whether
+// the peer may be sent more eager bytes: the caller plans with true, takes
+// plan.credit, and plans again with false when that fails. A synchronous
+// send uses the same protocols; its header asks for the match ACK.
+func planSend(n int, l limits, credit bool) sendPlan {
+	switch {
+	case n <= l.eager && (credit || n == 0):
+		return sendPlan{proto: protoEager, chunk: n, credit: n}
+	case l.rget && l.rgetMin > 0 && n >= l.rgetMin:
+		return sendPlan{proto: protoRget}
+	case !credit:
+		// The receiver may already hold all it should of ours: send no
+		// payload until it has matched.
+		return sendPlan{proto: protoRndv}
+	default:
+		c := min(n, l.firstChunk)
+		return sendPlan{proto: protoRndv, chunk: c, credit: c}
+	}
+}
+
+// rndvPlan is what a receive does when a RNDV matches it.
+type rndvPlan struct {
+	want  int  // bytes the receive takes: the message or the buffer, whichever is shorter
+	copy  int  // bytes of the first chunk to copy now
+	read  int  // bytes to read from the sender's memory after the chunk (single copy)
+	frags bool // the rest comes as FRAGs: register the receive, ACK with its id
+}
+
+// planRndv decides for a message of size bytes whose first fragment carried
+// chunk bytes, matched by a receive of bufLen bytes; rget says the sender
+// offered its buffer for a single-copy read. After the plan: read → FIN;
+// frags → ACK(rreq, want); neither → ACK(0, want) (everything is in).
+func planRndv(size, chunk, bufLen int, rget bool) rndvPlan {
+	want := min(size, bufLen)
+	p := rndvPlan{want: want, copy: min(chunk, want)}
+	switch rest := want - p.copy; {
+	case rest == 0:
+	case rget:
+		p.read = rest
+	default:
+		p.frags = true
+	}
+	return p
+}
+
+// fragFits checks a FRAG of n bytes at off against a receive that takes
+// want bytes: a peer's fragment is never followed out of bounds.
+func fragFits(off uint64, n int, want int) bool {
+	return off <= uint64(want) && uint64(n) <= uint64(want)-off
+}
