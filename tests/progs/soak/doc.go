@@ -1,0 +1,44 @@
+// Command soak is the long-running randomized traffic test of gorun (issue
+// 6): 4 ranks (any number works) exchange random messages for -duration and
+// check every one of them. Run it under the launcher:
+//
+//	gorun -np 4 soak -duration 10m -seed 1
+//	gorun -np 4 --mca pml_ob1_rget_limit 256k soak -duration 5m
+//
+// The job runs in rounds. In each round every rank draws, from its own seeded
+// generator, a list of messages for every peer (itself included) on two
+// communicators (the world and a Dup of it), with sizes from 0 to 4 MiB
+// (mostly small, many at the eager, fragment and single-copy boundaries, a
+// few large), tags from a small set and one of Send, Ssend, Isend, Issend.
+// A small all-to-all of plans on the world (tag ctrlTag) tells each receiver
+// how many messages of which size and tag come from each peer; then each
+// rank sends from one goroutine per communicator while it receives with a
+// strategy drawn for the round (Irecv+WaitAll/WaitAny/Test, one blocking
+// receiver goroutine per source, Probe or Iprobe on AnySource then Recv,
+// Recv on AnySource/AnyTag, Irecv on AnySource), and a third communicator
+// carries Sendrecv shifts. A Barrier ends the round.
+//
+// Invariants checked, each a failure (exit 1, "soak FAIL" on stderr) when
+// broken:
+//   - every message of at least hdrLen bytes carries a header (source,
+//     destination, communicator, tag, round, per-(comm,src,dst) sequence
+//     number, payload length, CRC-32C of the payload) that must agree with
+//     the Status and the payload (else: corrupted);
+//   - the sequence numbers from one source on one communicator arrive
+//     consecutively (a smaller one: duplicated; a larger one: lost or
+//     overtaken); shorter messages carry a pattern checked byte by byte and
+//     are counted per round;
+//   - at the end every rank sends each peer its sent counts and bytes, which
+//     must equal what that peer received (else: lost or duplicated);
+//   - VmRSS after warm-up and at the end (after a forced GC) must not grow by
+//     more than -rss-growth percent (and 8 MiB of noise).
+//
+// The protocol cannot deadlock: every receive strategy either has all its
+// receives posted or a receiver per source that consumes in send order, or
+// accepts any source, so every blocking send is eventually matched. A round
+// that takes longer than -stall prints what each receiver still waits for and
+// fails. Rank 0 decides when to stop (so all ranks agree), prints a progress
+// line every -progress with every rank's RSS after a forced GC, and ends with
+//
+//	soak ok: msgs=N bytes=B lost=0 corrupted=0 duplicated=0 rss_start=.. rss_end=..
+package main
