@@ -11,9 +11,12 @@
 //	        carries the send-request id and the send completes on the
 //	        receiver's ACK, sent when it matches.
 //	rndv    RNDV(ctx,tag,seq,sreq,len)+first chunk; on match the receiver
-//	        answers ACK(sreq,rreq,want) and the sender streams FRAG(rreq,off)
-//	        fragments of MaxSendSize for [chunk,want); want < len when the
-//	        receive buffer is short (truncation: nothing beyond it is sent).
+//	        answers ACK(sreq,rreq,from,want) and the sender streams
+//	        FRAG(rreq,off) fragments of MaxSendSize for [from,want): from is
+//	        the chunk's length, or 0 when the RNDV arrived unexpected (its
+//	        chunk is not kept, so an unexpected rendezvous costs a header);
+//	        want < len when the receive buffer is short (truncation: nothing
+//	        beyond it is sent).
 //	rget    RNDV with the rget flag and the sender's buffer address; the
 //	        receiver reads the bytes with the BTL's single-copy ReadFrom and
 //	        answers FIN(sreq); only then does the send complete.

@@ -10,7 +10,7 @@ import (
 //
 //	MATCH (btl.TagPMLMatch) 16 B: ctx u32 | tag u32 | seq u32 | flags u32 [| sreq u64 if flagSync]
 //	RNDV  (btl.TagPMLRndv)  40 B: ctx u32 | tag u32 | seq u32 | flags u32 | sreq u64 | len u64 | addr u64
-//	ACK   (btl.TagPMLAck)   24 B: sreq u64 | rreq u64 | want u64
+//	ACK   (btl.TagPMLAck)   32 B: sreq u64 | rreq u64 | from u64 | want u64
 //	FRAG  (btl.TagPMLFrag)  16 B: rreq u64 | off u64
 //	FIN   (btl.TagPMLFin)    8 B: sreq u64
 //	CTL   (btl.TagPMLCtl)    8 B: kind u32 | arg u32
@@ -18,7 +18,7 @@ const (
 	matchHdrLen     = 16
 	matchSyncHdrLen = 24
 	rndvHdrLen      = 40
-	ackHdrLen       = 24
+	ackHdrLen       = 32
 	fragHdrLen      = 16
 	finHdrLen       = 8
 	ctlHdrLen       = 8
@@ -117,19 +117,26 @@ func decodeRndv(b []byte, h *matchHdr) ([]byte, error) {
 	return chunk, nil
 }
 
-func encodeAck(b []byte, sreq, rreq, want uint64) []byte {
+// encodeAck: the receive rreq takes bytes [from, want) of send sreq as
+// FRAGs (from == want: nothing more; the ACK only completes the send).
+func encodeAck(b []byte, sreq, rreq, from, want uint64) []byte {
 	b = b[:ackHdrLen]
 	le.PutUint64(b[0:], sreq)
 	le.PutUint64(b[8:], rreq)
-	le.PutUint64(b[16:], want)
+	le.PutUint64(b[16:], from)
+	le.PutUint64(b[24:], want)
 	return b
 }
 
-func decodeAck(b []byte) (sreq, rreq, want uint64, err error) {
+func decodeAck(b []byte) (sreq, rreq, from, want uint64, err error) {
 	if len(b) != ackHdrLen {
-		return 0, 0, 0, fmt.Errorf("pml: ACK fragment of %d bytes, want %d", len(b), ackHdrLen)
+		return 0, 0, 0, 0, fmt.Errorf("pml: ACK fragment of %d bytes, want %d", len(b), ackHdrLen)
 	}
-	return le.Uint64(b[0:]), le.Uint64(b[8:]), le.Uint64(b[16:]), nil
+	sreq, rreq, from, want = le.Uint64(b[0:]), le.Uint64(b[8:]), le.Uint64(b[16:]), le.Uint64(b[24:])
+	if from > want {
+		return 0, 0, 0, 0, fmt.Errorf("pml: ACK asks for bytes %d to %d", from, want)
+	}
+	return sreq, rreq, from, want, nil
 }
 
 func encodeFrag(b []byte, rreq, off uint64) []byte {

@@ -20,9 +20,12 @@ func TestHeaderRoundTrip(t *testing.T) {
 	if _, err := decodeRndv(frag, &g); err != nil || g != h {
 		t.Fatalf("RNDV: %+v %v, want %+v", g, err, h)
 	}
-	s, r, w, err := decodeAck(encodeAck(b[:], 1, 2, 3))
-	if err != nil || s != 1 || r != 2 || w != 3 {
-		t.Fatalf("ACK: %d %d %d %v", s, r, w, err)
+	s, r, f, w, err := decodeAck(encodeAck(b[:], 1, 2, 3, 4))
+	if err != nil || s != 1 || r != 2 || f != 3 || w != 4 {
+		t.Fatalf("ACK: %d %d %d %d %v", s, r, f, w, err)
+	}
+	if _, _, _, _, err := decodeAck(encodeAck(b[:], 1, 2, 5, 4)); err == nil {
+		t.Error("ACK asking for a range that ends before it starts accepted")
 	}
 	rr, off, pl, err := decodeFrag(append(encodeFrag(b[:], 4, 5), 'x'))
 	if err != nil || rr != 4 || off != 5 || string(pl) != "x" {
@@ -60,7 +63,7 @@ func FuzzDecodeHeader(f *testing.F) {
 	f.Add(h.encodeMatch(b[:]))
 	h = matchHdr{ctx: 1, tag: 2, seq: 3, sreq: 4, size: 10}
 	f.Add(append(h.encodeRndv(b[:]), 1, 2))
-	f.Add(encodeAck(b[:], 1, 2, 3))
+	f.Add(encodeAck(b[:], 1, 2, 3, 4))
 	f.Add(encodeFrag(b[:], 1, 2))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -55,10 +55,18 @@ func (p *PML) arrive(src int, h *matchHdr, rndv bool, payload []byte) {
 		}
 	}
 	if kept {
-		// Parked or unexpected: it outlives this callback, so copy it.
-		u := &unexp{rndv: rndv, h: *h, payload: append([]byte(nil), payload...)}
+		// Parked or unexpected: it outlives this callback. An eager
+		// payload is copied; a rendezvous first chunk is dropped (its
+		// credit returned): the receive asks for the whole message when
+		// it matches, so unexpected rendezvous messages cost a header.
+		u := &unexp{rndv: rndv, h: *h}
+		if rndv {
+			p.returnCreditLocked(src, len(payload))
+		} else {
+			u.payload = append([]byte(nil), payload...)
+			p.unexpBytes += int64(len(payload))
+		}
 		m.Data = u
-		p.unexpBytes += int64(len(payload))
 	}
 	for i, pr := range pairs {
 		r := pr.Recv.Data.(*Request)
@@ -107,7 +115,7 @@ func (p *PML) deliverLocked(r *Request, src int, h *matchHdr, rndv bool, payload
 		p.returnCreditLocked(src, len(payload))
 		n := memcpy.Copy(r.buf, payload)
 		if h.flags&flagSync != 0 {
-			p.sendAckLocked(src, h.sreq, 0, 0)
+			p.sendAckLocked(src, h.sreq, 0, 0, 0)
 		}
 		r.finish(Status{Source: src, Tag: r.tag, Count: n}, truncErr(len(payload), len(r.buf), src, r.tag))
 		return
@@ -132,14 +140,14 @@ func (p *PML) deliverLocked(r *Request, src int, h *matchHdr, rndv bool, payload
 		plan.frags = true
 	}
 	if !plan.frags {
-		p.sendAckLocked(src, h.sreq, 0, uint64(r.want))
+		p.sendAckLocked(src, h.sreq, 0, uint64(r.want), uint64(r.want))
 		p.finishRecv(r)
 		return
 	}
 	p.nextID++
 	r.id = p.nextID
 	p.recvs[r.id] = r
-	p.sendAckLocked(src, h.sreq, r.id, uint64(r.want))
+	p.sendAckLocked(src, h.sreq, r.id, uint64(r.received), uint64(r.want))
 }
 
 // finishRecv completes a receive whose bytes are all in.
@@ -147,9 +155,9 @@ func (p *PML) finishRecv(r *Request) {
 	r.finish(Status{Source: r.peer, Tag: r.tag, Count: r.want}, truncErr(r.size, len(r.buf), r.peer, r.tag))
 }
 
-func (p *PML) sendAckLocked(dest int, sreq, rreq, want uint64) {
+func (p *PML) sendAckLocked(dest int, sreq, rreq, from, want uint64) {
 	pe := &p.peers[dest]
-	if _, err := pe.m.Send(dest, btl.TagPMLAck, encodeAck(p.hdrBuf[:], sreq, rreq, want), nil, nil); err != nil {
+	if _, err := pe.m.Send(dest, btl.TagPMLAck, encodeAck(p.hdrBuf[:], sreq, rreq, from, want), nil, nil); err != nil {
 		p.log.Debug("ACK send failed", "to", dest, "error", err)
 	}
 }

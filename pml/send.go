@@ -82,15 +82,15 @@ func (r *Request) afterSend(copied bool, err error) error {
 
 // onAck handles the receiver's answer to a RNDV or a sync MATCH.
 func (p *PML) onAck(src int, data []byte) {
-	sreq, rreq, want, err := decodeAck(data)
+	sreq, rreq, from, want, err := decodeAck(data)
 	r := p.takeSend(src, sreq, "ACK", err)
 	if r == nil {
 		return
 	}
-	if int(want) > len(r.buf) {
-		want = uint64(len(r.buf))
+	want = min(want, uint64(len(r.buf)))
+	if from < want {
+		p.sendFrags(r, rreq, int(from), int(want))
 	}
-	p.sendFrags(r, rreq, r.chunk, int(want))
 	r.release() // the answer's token
 }
 
