@@ -60,12 +60,12 @@ func WaitCards(dir string, n int, timeout time.Duration) ([]Card, error) {
 			return nil, fmt.Errorf("rndv: reading business cards: %w", err)
 		}
 		for _, e := range entries {
-			if r, ok := rankOfGoneName(e.Name()); ok && r < n && !have[r] {
+			if r, ok := rankOfName("gone.", e.Name()); ok && r < n && !have[r] {
 				if err := goneError(dir, e.Name(), r); err != nil {
 					return nil, err
 				}
 			}
-			r, ok := rankOfCardName(e.Name())
+			r, ok := rankOfName("card.", e.Name())
 			if !ok || r >= n || have[r] {
 				continue
 			}

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strconv"
-	"strings"
 )
 
 // GoneVersion is the version of the gone-record format written by this build.
@@ -115,17 +114,4 @@ func goneError(dir, name string, rank int) error {
 		return fmt.Errorf("rndv: %s holds the gone record of rank %d; want rank %d", path, g.Rank, rank)
 	}
 	return fmt.Errorf("rndv: rank %d %s before it joined the job with gorun.Init (its business card is missing); the job cannot start", rank, g.How)
-}
-
-// rankOfGoneName returns the rank in a "gone.<rank>" file name.
-func rankOfGoneName(name string) (int, bool) {
-	s, ok := strings.CutPrefix(name, "gone.")
-	if !ok {
-		return 0, false
-	}
-	r, err := strconv.Atoi(s)
-	if err != nil || r < 0 || strconv.Itoa(r) != s {
-		return 0, false
-	}
-	return r, true
 }

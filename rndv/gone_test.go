@@ -134,8 +134,8 @@ func TestRankOfGoneName(t *testing.T) {
 		{"gone.01", 0, false}, {"gone.-1", 0, false}, {"gone.", 0, false}, {"card.1", 0, false}, {".gone.1.tmp9", 0, false},
 	}
 	for _, tt := range tests {
-		if r, ok := rankOfGoneName(tt.name); r != tt.rank || ok != tt.ok {
-			t.Errorf("rankOfGoneName(%q) = %d, %v; want %d, %v", tt.name, r, ok, tt.rank, tt.ok)
+		if r, ok := rankOfName("gone.", tt.name); r != tt.rank || ok != tt.ok {
+			t.Errorf("rankOfName(\"gone.\", %q) = %d, %v; want %d, %v", tt.name, r, ok, tt.rank, tt.ok)
 		}
 	}
 }

@@ -84,9 +84,10 @@ func ParseSegment(data []byte) (Segment, error) {
 // SegmentPath is the descriptor's file in dir.
 func SegmentPath(dir string) string { return filepath.Join(dir, segmentFile) }
 
-// rankOfCardName returns the rank in a "card.<rank>" file name.
-func rankOfCardName(name string) (int, bool) {
-	s, ok := strings.CutPrefix(name, "card.")
+// rankOfName returns the rank in a "<prefix><rank>" file name ("card.3",
+// "gone.12"); the rank must be written canonically (no sign, no leading zero).
+func rankOfName(prefix, name string) (int, bool) {
+	s, ok := strings.CutPrefix(name, prefix)
 	if !ok {
 		return 0, false
 	}
