@@ -50,10 +50,7 @@ var le = binary.LittleEndian
 
 func (h *matchHdr) encodeMatch(b []byte) []byte {
 	b = b[:matchHdrLen]
-	le.PutUint32(b[0:], h.ctx)
-	le.PutUint32(b[4:], uint32(h.tag))
-	le.PutUint32(b[8:], h.seq)
-	le.PutUint32(b[12:], h.flags)
+	h.putEnvelope(b)
 	if h.flags&flagSync != 0 {
 		b = b[:matchSyncHdrLen]
 		le.PutUint64(b[16:], h.sreq)
@@ -63,14 +60,27 @@ func (h *matchHdr) encodeMatch(b []byte) []byte {
 
 func (h *matchHdr) encodeRndv(b []byte) []byte {
 	b = b[:rndvHdrLen]
-	le.PutUint32(b[0:], h.ctx)
-	le.PutUint32(b[4:], uint32(h.tag))
-	le.PutUint32(b[8:], h.seq)
-	le.PutUint32(b[12:], h.flags)
+	h.putEnvelope(b)
 	le.PutUint64(b[16:], h.sreq)
 	le.PutUint64(b[24:], h.size)
 	le.PutUint64(b[32:], h.addr)
 	return b
+}
+
+// putEnvelope and getEnvelope write and read the 16 bytes that MATCH and
+// RNDV headers share: ctx, tag, seq, flags. b holds at least 16 bytes.
+func (h *matchHdr) putEnvelope(b []byte) {
+	le.PutUint32(b[0:], h.ctx)
+	le.PutUint32(b[4:], uint32(h.tag))
+	le.PutUint32(b[8:], h.seq)
+	le.PutUint32(b[12:], h.flags)
+}
+
+func (h *matchHdr) getEnvelope(b []byte) {
+	h.ctx = le.Uint32(b[0:])
+	h.tag = int32(le.Uint32(b[4:]))
+	h.seq = le.Uint32(b[8:])
+	h.flags = le.Uint32(b[12:])
 }
 
 // decodeMatch parses a MATCH fragment and returns the payload.
@@ -78,10 +88,7 @@ func decodeMatch(b []byte, h *matchHdr) ([]byte, error) {
 	if len(b) < matchHdrLen {
 		return nil, fmt.Errorf("pml: MATCH fragment of %d bytes, want at least %d", len(b), matchHdrLen)
 	}
-	h.ctx = le.Uint32(b[0:])
-	h.tag = int32(le.Uint32(b[4:]))
-	h.seq = le.Uint32(b[8:])
-	h.flags = le.Uint32(b[12:])
+	h.getEnvelope(b)
 	h.sreq, h.size, h.addr = 0, 0, 0
 	n := matchHdrLen
 	if h.flags&flagSync != 0 {
@@ -103,10 +110,7 @@ func decodeRndv(b []byte, h *matchHdr) ([]byte, error) {
 	if len(b) < rndvHdrLen {
 		return nil, fmt.Errorf("pml: RNDV fragment of %d bytes, want at least %d", len(b), rndvHdrLen)
 	}
-	h.ctx = le.Uint32(b[0:])
-	h.tag = int32(le.Uint32(b[4:]))
-	h.seq = le.Uint32(b[8:])
-	h.flags = le.Uint32(b[12:])
+	h.getEnvelope(b)
 	h.sreq = le.Uint64(b[16:])
 	h.size = le.Uint64(b[24:])
 	h.addr = le.Uint64(b[32:])
