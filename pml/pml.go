@@ -81,6 +81,7 @@ type PML struct {
 	nextCtx    uint32
 	pairs      []match.Pair
 	msgFree    []*match.Msg        // recycled Msgs
+	unexpFree  []*unexp            // recycled unexpected records, with their buffers
 	hdrBuf     [btl.MaxHeader]byte // for sends made under mu
 	finalized  bool
 

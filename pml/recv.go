@@ -59,11 +59,11 @@ func (p *PML) arrive(src int, h *matchHdr, rndv bool, payload []byte) {
 		// payload is copied; a rendezvous first chunk is dropped (its
 		// credit returned): the receive asks for the whole message when
 		// it matches, so unexpected rendezvous messages cost a header.
-		u := &unexp{rndv: rndv, h: *h}
+		u := p.newUnexpLocked(rndv, h)
 		if rndv {
 			p.returnCreditLocked(src, len(payload))
 		} else {
-			u.payload = append([]byte(nil), payload...)
+			u.payload = append(u.payload, payload...)
 			p.unexpBytes += int64(len(payload))
 		}
 		m.Data = u
@@ -92,8 +92,32 @@ func (p *PML) newMsgLocked() *match.Msg {
 	return new(match.Msg)
 }
 
-// freeMsgLocked returns a Msg the engine no longer holds (p.mu held).
+// maxPooledPayload bounds the buffer an unexpected record keeps when it is
+// recycled: eager payloads fit, a rare large one goes to the GC.
+const maxPooledPayload = 16 << 10
+
+// newUnexpLocked takes an unexpected record from the free list, its
+// payload emptied but its buffer kept (p.mu held). Recycling both keeps the
+// unexpected-eager path, the common case whenever the sender is ahead, free
+// of allocations.
+func (p *PML) newUnexpLocked(rndv bool, h *matchHdr) *unexp {
+	var u *unexp
+	if n := len(p.unexpFree); n > 0 {
+		u = p.unexpFree[n-1]
+		p.unexpFree = p.unexpFree[:n-1]
+	} else {
+		u = new(unexp)
+	}
+	u.rndv, u.h, u.payload = rndv, *h, u.payload[:0]
+	return u
+}
+
+// freeMsgLocked returns a Msg the engine no longer holds, and its
+// unexpected record, which the caller has delivered (p.mu held).
 func (p *PML) freeMsgLocked(m *match.Msg) {
+	if u, ok := m.Data.(*unexp); ok && cap(u.payload) <= maxPooledPayload && len(p.unexpFree) < 1024 {
+		p.unexpFree = append(p.unexpFree, u)
+	}
 	*m = match.Msg{}
 	if len(p.msgFree) < 1024 {
 		p.msgFree = append(p.msgFree, m)

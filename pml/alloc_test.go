@@ -1,0 +1,79 @@
+package pml
+
+import (
+	"testing"
+
+	"github.com/gorun-mpi/gorun/btl"
+	"github.com/gorun-mpi/gorun/btl/self"
+)
+
+// smComms builds two PMLs over one sm segment in this process.
+func smComms(t *testing.T) [2]*Comm {
+	mods := smPair(t)
+	var comms [2]*Comm
+	for r := range 2 {
+		loop, err := self.NewWithConfig(r, self.DefaultConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := New(Config{Rank: r, Size: 2, Modules: []btl.Module{loop, mods[r]}, SpinCount: 1 << 30, UnexpectedLimit: 64 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		comms[r] = p.World()
+	}
+	return comms
+}
+
+// arrive polls c's rank until a message has arrived, so that the receive
+// posted next finds it unexpected.
+func arrive(c *Comm) {
+	for c.p.Progress() == 0 {
+	}
+}
+
+// TestHotPathAllocs pins the blocking and nonblocking eager paths at zero
+// heap allocations per message, including a message that arrives before its
+// receive (the unexpected path: its record and payload buffer are recycled).
+func TestHotPathAllocs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a segment")
+	}
+	c := smComms(t)
+	for _, n := range []int{0, 8, 200, 4096} {
+		sbuf, rbuf := make([]byte, n), make([]byte, n)
+		cases := []struct {
+			name string
+			op   func()
+		}{
+			{"unexpected Send/Recv", func() {
+				if err := c[0].Send(sbuf, 1, 3, false); err != nil {
+					t.Fatal(err)
+				}
+				arrive(c[1])
+				if _, err := c[1].Recv(rbuf, 0, 3); err != nil {
+					t.Fatal(err)
+				}
+			}},
+			{"unexpected Sendrecv", func() {
+				// Rank 1's message is waiting when rank 0's Sendrecv posts.
+				if err := c[1].Send(sbuf, 0, 4, false); err != nil {
+					t.Fatal(err)
+				}
+				arrive(c[0])
+				if _, err := c[0].Sendrecv(sbuf, 1, 4, rbuf, 1, 4); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := c[1].Recv(rbuf, 0, 4); err != nil {
+					t.Fatal(err)
+				}
+			}},
+		}
+		for _, tc := range cases {
+			tc.op() // warm the free lists
+			if a := testing.AllocsPerRun(200, tc.op); a != 0 {
+				t.Errorf("%s of %d bytes: %.1f allocations per message, want 0", tc.name, n, a)
+			}
+		}
+	}
+}
