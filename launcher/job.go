@@ -61,6 +61,7 @@ type job struct {
 	stdout, stderr *sink
 	log            hclog.Logger
 	backingDir     string // btl_sm_backing_directory, "" when not registered
+	gomaxprocs     string // GOMAXPROCS=N for the ranks' environment, or ""
 	sess           *session
 	ranks          []*rankProc
 }
@@ -130,6 +131,7 @@ func (j *job) run() int {
 	if v, ok := set.Lookup("btl_sm_backing_directory"); ok {
 		j.backingDir = v.Value
 	}
+	j.gomaxprocs = gomaxprocsEnv(o.Environ, set, o.NP)
 
 	prog, err := findProgram(o.Program)
 	if err != nil {
@@ -179,7 +181,8 @@ func signalStatus(sig os.Signal) int {
 	return 1
 }
 
-// rankEnv is gorun's environment without the variables gorun sets itself.
+// rankEnv is gorun's environment without the variables gorun sets itself,
+// plus GOMAXPROCS when gorun's environment has none (see rankGOMAXPROCS).
 func (j *job) rankEnv(mcaEnc string) []string {
 	own := []string{EnvRank, EnvSize, EnvLocalRank, EnvJobID, EnvSessionDir, EnvLifelineFD, mca.EnvResolved}
 	env := make([]string, 0, len(j.o.Environ)+len(own))
@@ -188,6 +191,9 @@ func (j *job) rankEnv(mcaEnc string) []string {
 		if !contains(own, key) {
 			env = append(env, kv)
 		}
+	}
+	if j.gomaxprocs != "" {
+		env = append(env, j.gomaxprocs)
 	}
 	return append(env,
 		EnvSize+"="+strconv.Itoa(j.o.NP),

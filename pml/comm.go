@@ -107,8 +107,7 @@ func (c *Comm) isendEager(r *Request, buf []byte, dest, tag int) (done bool, err
 		return true, err
 	case copied:
 		// Nobody else holds r: complete it without finish's bookkeeping.
-		r.finished.Store(true)
-		r.state.Store(stDone)
+		r.doneUnshared()
 	default:
 		// The BTL holds buf; its SendDone finishes r, and finish counts
 		// the send out of activeSends (a transient -1 is harmless: only

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -93,5 +94,43 @@ func TestRankEnv(t *testing.T) {
 		if !strings.Contains(r.Stdout, "rank="+R+" has GORUN_MCA_RESOLVED") {
 			t.Errorf("rank %d lacks GORUN_MCA_RESOLVED", rank)
 		}
+	}
+}
+
+// TestRankGOMAXPROCS: without GOMAXPROCS in gorun's environment each rank
+// gets the cores divided among the ranks (at least 1), or
+// launcher_base_gomaxprocs when set; a GOMAXPROCS of the user's wins.
+func TestRankGOMAXPROCS(t *testing.T) {
+	t.Parallel()
+	auto := strconv.Itoa(max(1, runtime.NumCPU()/3))
+	cases := []struct {
+		name string
+		args []string
+		env  []string
+		want string
+	}{
+		{"auto", nil, nil, auto},
+		{"parameter", []string{"--mca", "launcher_base_gomaxprocs", "5"}, nil, "5"},
+		{"user's variable wins", []string{"--mca", "launcher_base_gomaxprocs", "5"}, []string{"GOMAXPROCS=3"}, "3"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.env == nil && os.Getenv("GOMAXPROCS") != "" {
+				t.Skip("the test's own environment sets GOMAXPROCS")
+			}
+			args := append(append([]string{"-np", "3"}, tc.args...), actor(), "env")
+			r := jobtest.Job{Args: args, Env: tc.env, TMPDIR: t.TempDir()}.Run(t)
+			if r.Code != 0 {
+				t.Fatalf("exit %d; stderr %q", r.Code, r.Stderr)
+			}
+			for rank := range 3 {
+				for _, line := range []string{"GOMAXPROCS=", "runtime.GOMAXPROCS="} {
+					want := fmt.Sprintf("rank=%d %s%s\n", rank, line, tc.want)
+					if !strings.Contains(r.Stdout, want) {
+						t.Errorf("no line %q in stdout:\n%s", want, r.Stdout)
+					}
+				}
+			}
+		})
 	}
 }

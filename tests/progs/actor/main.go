@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -40,10 +41,12 @@ func main() {
 	switch mode {
 	case "env":
 		for _, kv := range os.Environ() {
-			if strings.HasPrefix(kv, "GORUN_") && !strings.HasPrefix(kv, "GORUN_MCA_RESOLVED=") || strings.HasPrefix(kv, "FOO=") {
+			if strings.HasPrefix(kv, "GORUN_") && !strings.HasPrefix(kv, "GORUN_MCA_RESOLVED=") || strings.HasPrefix(kv, "FOO=") ||
+				strings.HasPrefix(kv, "GOMAXPROCS=") {
 				fmt.Printf("rank=%d %s\n", rank, kv)
 			}
 		}
+		fmt.Printf("rank=%d runtime.GOMAXPROCS=%d\n", rank, runtime.GOMAXPROCS(0))
 		if os.Getenv("GORUN_MCA_RESOLVED") != "" {
 			fmt.Printf("rank=%d has GORUN_MCA_RESOLVED\n", rank)
 		}
