@@ -146,3 +146,11 @@ func (r *Request) waitChan() chan struct{} {
 
 // PML returns the engine r belongs to.
 func (r *Request) PML() *PML { return r.p }
+
+// awaited is the rank a wait on r waits for, or -1 (any, or a send).
+func (r *Request) awaited() int {
+	if r.kind == kindRecv && r.recv.Src >= 0 {
+		return r.recv.Src
+	}
+	return -1
+}

@@ -40,9 +40,10 @@ type ctl struct {
 	_       [56]byte
 
 	// Pair 2, line 1: identity, written once by the owner before it attaches.
-	pid       uint64 // owner's process id
-	magicAddr uint64 // address, in the owner's memory, of a word holding probeMagic^rank
-	_         [48]byte
+	pid       uint64        // owner's process id
+	magicAddr uint64        // address, in the owner's memory, of a word holding probeMagic^rank
+	running   atomic.Uint32 // oversubscribed: 1 while the owner is polling, 0 while it yields
+	_         [44]byte
 }
 
 // Slot kinds.

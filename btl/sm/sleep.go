@@ -120,3 +120,21 @@ func futexWait(w *atomic.Uint32, val uint32, d time.Duration) {
 func futexWake(w *atomic.Uint32) {
 	unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(w)), futexWakeOp, 1<<30, 0, 0, 0)
 }
+
+// SetRunning publishes whether this rank is polling (on a core) or about to
+// yield it; see PeerRunning.
+func (m *Module) SetRunning(on bool) {
+	v := uint32(0)
+	if on {
+		v = 1
+	}
+	storeSeq32(&m.ctl.running, v)
+}
+
+// PeerRunning reports whether rank last said it was polling.
+func (m *Module) PeerRunning(rank int) bool {
+	if rank < 0 || rank >= len(m.peers) || rank == m.rank {
+		return false
+	}
+	return m.peers[rank].ctl.running.Load() != 0
+}

@@ -32,6 +32,7 @@ func TestSharedOffsets(t *testing.T) {
 		{"ctl.wakeSeq", unsafe.Offsetof(c.wakeSeq), 260},
 		{"ctl.pid", unsafe.Offsetof(c.pid), 320},
 		{"ctl.magicAddr", unsafe.Offsetof(c.magicAddr), 328},
+		{"ctl.running", unsafe.Offsetof(c.running), 336},
 		{"sizeof ctl", unsafe.Sizeof(c), ctlSize},
 		{"elem.seq", unsafe.Offsetof(e.seq), 0},
 		{"elem.frag", unsafe.Offsetof(e.frag), 8},
@@ -395,5 +396,28 @@ func TestRefAtFrontIsNotStarved(t *testing.T) {
 	pumpUntil(t, m, func() bool { return len(got) == 5 })
 	if !bytes.Equal(got, []byte{1, 2, 3, 4, 5}) {
 		t.Fatalf("arrival order %v", got)
+	}
+}
+
+// TestPeerRunning: a rank's running flag is visible to its peers, and
+// never for itself or an unknown rank.
+func TestPeerRunning(t *testing.T) {
+	mods := newJob(t, 2, DefaultConfig())
+	if mods[0].PeerRunning(1) {
+		t.Fatal("rank 1 running before it said so")
+	}
+	mods[1].SetRunning(true)
+	if !mods[0].PeerRunning(1) {
+		t.Error("rank 0 does not see rank 1 running")
+	}
+	mods[1].SetRunning(false)
+	if mods[0].PeerRunning(1) {
+		t.Error("rank 0 still sees rank 1 running after it yielded")
+	}
+	mods[0].SetRunning(true)
+	for _, r := range []int{0, -1, 2} {
+		if mods[0].PeerRunning(r) {
+			t.Errorf("PeerRunning(%d) from rank 0 = true; want false (self or not a rank)", r)
+		}
 	}
 }
