@@ -278,14 +278,23 @@ func (p *PML) idleFor(src int, peerSpins *int) {
 			}
 		}
 	}
-	if p.idleTick.Add(1)%goschedEvery == 0 {
+	every := uint32(goschedEvery)
+	if p.cfg.Yield {
+		every = goschedEveryYielding
+	}
+	if p.idleTick.Add(1)%every == 0 {
 		runtime.Gosched()
 	}
 }
 
 // goschedEvery: idle polls between passes through Go's scheduler (about
-// 50 us of polling; far below the runtime's 10 ms preemption period).
-const goschedEvery = 1024
+// 50 us of polling; far below the runtime's 10 ms preemption period), and
+// goschedEveryYielding the same when each idle poll yields the core (a
+// yield that switches takes ~8 us here, so about 0.5 ms).
+const (
+	goschedEvery         = 1024
+	goschedEveryYielding = 64
+)
 
 // afterBlock returns the spin count to continue with after a block: a wake
 // that brought work starts a new spin phase; one that brought nothing (a
