@@ -52,7 +52,7 @@ func (c *Comm) Iprobe(source, tag int) (Status, bool, error) {
 // Request is a nonblocking operation. Its result is final: Wait and Test on
 // a completed request return the same Status and error again.
 type Request struct {
-	r pml.Request
+	h pml.Handle
 	// consumed: WaitAny already returned this request's index.
 	consumed bool
 }
@@ -60,7 +60,7 @@ type Request struct {
 // Isend starts a send. The caller must not touch buf until it completes.
 func (c *Comm) Isend(buf []byte, dest, tag int) (*Request, error) {
 	r := new(Request)
-	if err := c.c.Isend(&r.r, buf, dest, tag, false); err != nil {
+	if err := c.c.StartIsend(&r.h, buf, dest, tag, false); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -69,7 +69,7 @@ func (c *Comm) Isend(buf []byte, dest, tag int) (*Request, error) {
 // Issend starts a synchronous send: it completes once the receiver matched.
 func (c *Comm) Issend(buf []byte, dest, tag int) (*Request, error) {
 	r := new(Request)
-	if err := c.c.Isend(&r.r, buf, dest, tag, true); err != nil {
+	if err := c.c.StartIsend(&r.h, buf, dest, tag, true); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -78,7 +78,7 @@ func (c *Comm) Issend(buf []byte, dest, tag int) (*Request, error) {
 // Irecv starts a receive. The caller must not touch buf until it completes.
 func (c *Comm) Irecv(buf []byte, source, tag int) (*Request, error) {
 	r := new(Request)
-	if err := c.c.Irecv(&r.r, buf, source, tag); err != nil {
+	if err := c.c.StartIrecv(&r.h, buf, source, tag); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -86,7 +86,7 @@ func (c *Comm) Irecv(buf []byte, source, tag int) (*Request, error) {
 
 // Wait blocks until r completes.
 func (r *Request) Wait() (Status, error) {
-	st, err := r.r.Wait(nil)
+	st, err := r.h.Wait(nil)
 	return status(st), err
 }
 
@@ -94,24 +94,20 @@ func (r *Request) Wait() (Status, error) {
 // request stays valid. A completed request returns its result even if ctx
 // is already done.
 func (r *Request) WaitContext(ctx context.Context) (Status, error) {
-	if r.r.Done() {
-		st, err := r.r.Result()
-		return status(st), err
-	}
-	st, err := r.r.Wait(ctx)
+	st, err := r.h.Wait(ctx)
 	return status(st), err
 }
 
 // Test drives progress once and reports whether r has completed.
 func (r *Request) Test() (Status, bool, error) {
-	st, ok, err := r.r.Test()
+	st, ok, err := r.h.Test()
 	return status(st), ok, err
 }
 
 // Cancel cancels a receive that has not matched: it then completes with
 // ErrCanceled and its buffer is untouched. On a completed (or matching)
 // receive it does nothing. On a send request it returns an error.
-func (r *Request) Cancel() error { return r.r.Cancel() }
+func (r *Request) Cancel() error { return r.h.Cancel() }
 
 // WaitAll waits for every request (nil entries are ignored), fills every
 // Status, and returns the errors of all that failed, joined.
@@ -140,7 +136,7 @@ func WaitAny(reqs ...*Request) (int, Status, error) {
 	for _, r := range reqs {
 		if r != nil && !r.consumed {
 			left = true
-			p = r.r.PML()
+			p = r.h.PML()
 		}
 	}
 	if !left {
@@ -149,7 +145,7 @@ func WaitAny(reqs ...*Request) (int, Status, error) {
 	idx := -1
 	p.WaitFor(func() bool {
 		for i, r := range reqs {
-			if r != nil && !r.consumed && r.r.Done() {
+			if r != nil && !r.consumed && r.h.Done() {
 				idx = i
 				return true
 			}
@@ -158,7 +154,7 @@ func WaitAny(reqs ...*Request) (int, Status, error) {
 	})
 	r := reqs[idx]
 	r.consumed = true
-	st, err := r.r.Result()
+	st, err := r.h.Wait(nil) // done: returns at once
 	return idx, status(st), err
 }
 

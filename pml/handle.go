@@ -1,0 +1,180 @@
+package pml
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+)
+
+// Handle is a user's reference to a nonblocking operation: what
+// gorun.Isend and gorun.Irecv hand out. It is small (the user may keep it
+// forever, so every Isend and Irecv allocates one) and the operation's
+// Request, which is not, comes from a pool and goes back to it once the
+// operation has completed and no goroutine can reach it any more.
+//
+// Protocol (word = settled and recycled flags + a count of holders):
+//   - a goroutine that wants the Request increments the count first, then
+//     looks at the flags; while it counts itself it may use h.r;
+//   - settle copies the completed Request's result into h (once, under mu)
+//     and sets settled; from then on nobody needs h.r;
+//   - whoever brings the count to 0 with settled set (and not recycled)
+//     claims recycled with a CAS and recycles the Request: no goroutine
+//     holds it then, and any later one sees settled and never touches it.
+type Handle struct {
+	p    *PML
+	r    *Request // the operation; immutable once the handle is handed out
+	word atomic.Uint32
+	send bool
+	mu   sync.Mutex // serializes settle
+	st   Status
+	err  error
+}
+
+const (
+	hSettled  = 1 << 31 // the result is in st and err
+	hRecycled = 1 << 30 // r went back to the pool
+	hCount    = hRecycled - 1
+)
+
+var (
+	reqPool = sync.Pool{New: func() any { reqsMade.Add(1); return new(Request) }}
+	// reqsMade counts the Requests the pool had to make (a test's measure
+	// of recycling).
+	reqsMade atomic.Int64
+)
+
+// recycle returns a completed Request that no goroutine can reach any more
+// to the pool. One that had a waiter (its channel) goes to the GC instead.
+func recycle(r *Request) {
+	if r.state.Load() != stDone {
+		return
+	}
+	*r = Request{}
+	reqPool.Put(r)
+}
+
+// StartIsend starts a send of buf to dest into h, a zero Handle.
+func (c *Comm) StartIsend(h *Handle, buf []byte, dest, tag int, sync bool) error {
+	r := reqPool.Get().(*Request)
+	if err := c.Isend(r, buf, dest, tag, sync); err != nil {
+		return err // r may still be known to the PML: the GC takes it
+	}
+	h.p, h.send = c.p, true
+	h.adopt(r)
+	return nil
+}
+
+// StartIrecv posts a receive into h, a zero Handle.
+func (c *Comm) StartIrecv(h *Handle, buf []byte, src, tag int) error {
+	r := reqPool.Get().(*Request)
+	if err := c.Irecv(r, buf, src, tag); err != nil {
+		return err
+	}
+	h.p = c.p
+	h.adopt(r)
+	return nil
+}
+
+// adopt makes r h's operation. A Request that completed inside the call
+// that started it (an eager send the BTL copied at once, a receive that
+// found its message waiting) is known to nobody else: its result moves
+// into h and it goes back to the pool at once.
+func (h *Handle) adopt(r *Request) {
+	if r.state.Load() == stDone {
+		h.st, h.err = r.status, r.err
+		h.word.Store(hSettled | hRecycled)
+		recycle(r)
+		return
+	}
+	h.r = r
+}
+
+// hold counts the caller as a holder. It returns the Request to use, or
+// nil when the result is already in h; either way the caller ends with
+// release.
+func (h *Handle) hold() *Request {
+	if h.word.Add(1)&hSettled != 0 {
+		return nil
+	}
+	return h.r
+}
+
+// release ends a hold; the last one once the result is settled recycles
+// the Request.
+func (h *Handle) release() {
+	if h.word.Add(^uint32(0)) == hSettled && h.word.CompareAndSwap(hSettled, hSettled|hRecycled) {
+		recycle(h.r)
+	}
+}
+
+// settle moves the result of the completed r into h (once) and returns it.
+// The caller holds r.
+func (h *Handle) settle(r *Request) (Status, error) {
+	h.mu.Lock()
+	if h.word.Load()&hSettled == 0 {
+		h.st, h.err = r.status, r.err
+		h.word.Or(hSettled)
+	}
+	st, err := h.st, h.err
+	h.mu.Unlock()
+	return st, err
+}
+
+// result reads the settled result. Reading it without mu is safe: it was
+// written before the settled flag, which the caller has seen.
+func (h *Handle) result() (Status, error) { return h.st, h.err }
+
+// Wait blocks until the operation completes or ctx ends (ctx may be nil);
+// on ctx's end the request stays valid.
+func (h *Handle) Wait(ctx context.Context) (Status, error) {
+	defer h.release()
+	r := h.hold()
+	if r == nil {
+		return h.result()
+	}
+	if err := h.p.Wait(ctx, r); err != nil {
+		return Status{}, err
+	}
+	return h.settle(r)
+}
+
+// Test drives progress once and reports whether the operation completed.
+func (h *Handle) Test() (Status, bool, error) {
+	defer h.release()
+	r := h.hold()
+	if r == nil {
+		st, err := h.result()
+		return st, true, err
+	}
+	if !r.Done() {
+		h.p.Progress()
+		if !r.Done() {
+			return Status{}, false, nil
+		}
+	}
+	st, err := h.settle(r)
+	return st, true, err
+}
+
+// Cancel cancels a receive that has not matched yet (see Request.Cancel).
+func (h *Handle) Cancel() error {
+	if h.send {
+		return fmt.Errorf("gorun: Cancel is only for receives; this is a send request")
+	}
+	defer h.release()
+	if r := h.hold(); r != nil {
+		return r.Cancel()
+	}
+	return nil
+}
+
+// Done reports whether the operation has completed.
+func (h *Handle) Done() bool {
+	defer h.release()
+	r := h.hold()
+	return r == nil || r.Done()
+}
+
+// PML returns the engine h belongs to.
+func (h *Handle) PML() *PML { return h.p }
