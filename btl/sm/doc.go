@@ -13,6 +13,14 @@
 //     stall every sender), fill it, and store the slot's seq word last.
 //   - A slot carries a 32-byte header and 96 bytes inline: hdr+payload up to
 //     96 B needs no fragment (a 0-byte PML message is one slot, one copy).
+//     Payloads up to btl_sm_inline_limit (512 B) take consecutive slots
+//     (claimed with one CAS): the first slot's 96 B, then 120 B in each
+//     continuation slot, whose seq word the sender sets to that slot's
+//     number (the receiver checks it: a length cannot claim slots nobody
+//     wrote); the first slot's seq publishes them all and the receiver
+//     gathers them. No fragment, no
+//     ack: 128–512 B one-way went from ~0.72 to ~0.56 us (far placement).
+//     Above ~768 B the slot-by-slot copy loses to one fragment.
 //   - Larger sends copy hdr+payload into a fragment from the sender's own
 //     pool (eager: eager_limit+64 B, max-size: max_send_size+64 B; with the
 //     defaults 32 of each, 1.13 MiB per rank) and put its offset in the slot.

@@ -34,6 +34,8 @@ type Module struct {
 	layout mpool.Layout
 	attrs  btl.Attributes
 
+	inlineLimit int // payloads up to this travel in consecutive FIFO slots
+
 	ctl      *ctl   // this rank's control block
 	fifo     []elem // this rank's receive FIFO
 	mask     uint64 // FIFO slots - 1
@@ -60,6 +62,7 @@ type progState struct {
 	tail     uint64 // next slot of our FIFO to read
 	released uint64 // value last stored in ctl.tail
 	ackPeers []int  // peers with acks waiting to be returned
+	gather   []byte // a multi-slot inline message, reassembled
 	tick     uint32 // Progress calls, for the peer-check clock
 	lastChk  time.Time
 }
@@ -143,6 +146,8 @@ func NewWithConfig(job Job, cfg Config, log hclog.Logger) (*Module, error) {
 	m.eager = newFragPool(self.region.Eager, cfg.EagerFragSize(), cfg.FreeListNum, cfg.FreeListMax, cfg.FreeListInc)
 	m.maxFrags = newFragPool(self.region.Max, cfg.MaxFragSize(), cfg.FreeListNum, cfg.FreeListMax, cfg.FreeListInc)
 	m.prog.ackPeers = make([]int, 0, job.Size)
+	m.inlineLimit = cfg.EffectiveInlineLimit()
+	m.prog.gather = make([]byte, m.inlineLimit+btl.MaxHeader)
 	m.prog.lastChk = time.Now()
 
 	// Our identity, then Attach: the attach counter publishes it to the

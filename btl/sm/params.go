@@ -15,6 +15,8 @@ var Params = []mca.Param{
 		Help: "largest payload sent eagerly in one fragment (the PML header does not count)"},
 	{Name: "btl_sm_max_send_size", Type: mca.TypeSize, Default: "32k", Min: 1 << 10, Max: 16 << 20,
 		Help: "largest payload of one fragment; larger messages travel in pieces of this size"},
+	{Name: "btl_sm_inline_limit", Type: mca.TypeSize, Default: "512", Min: 0, Max: 1 << 20,
+		Help: "largest payload sent inline across consecutive FIFO slots (no fragment, no ack); capped so that a message takes at most a quarter of btl_sm_fifo_size"},
 	{Name: "btl_sm_fifo_size", Type: mca.TypeInt, Default: "256", Min: 2, Max: 1 << 20,
 		Help: "slots in each rank's receive FIFO; a power of two"},
 	{Name: "btl_sm_free_list_num", Type: mca.TypeInt, Default: "8", Min: 1, Max: 1 << 16,
@@ -41,6 +43,7 @@ func init() { mca.Register("btl_sm", Params) }
 type Config struct {
 	EagerLimit     int    // btl_sm_eager_limit
 	MaxSendSize    int    // btl_sm_max_send_size
+	InlineLimit    int    // btl_sm_inline_limit
 	FIFOSize       int    // btl_sm_fifo_size
 	FreeListNum    int    // btl_sm_free_list_num
 	FreeListMax    int    // btl_sm_free_list_max
@@ -59,7 +62,7 @@ type Config struct {
 // DefaultConfig is the configuration the parameter defaults give.
 func DefaultConfig() Config {
 	return Config{
-		EagerLimit: 4 << 10, MaxSendSize: 32 << 10, FIFOSize: 256,
+		EagerLimit: 4 << 10, MaxSendSize: 32 << 10, InlineLimit: 512, FIFOSize: 256,
 		FreeListNum: 8, FreeListMax: 32, FreeListInc: 8, LazyFree: 32,
 		BackingDir: "/dev/shm", SpinCount: 1000, SingleCopy: "auto",
 	}
@@ -70,6 +73,7 @@ func ConfigFrom(p *mca.Set) (Config, error) {
 	c := Config{
 		EagerLimit:     int(p.Size("btl_sm_eager_limit")),
 		MaxSendSize:    int(p.Size("btl_sm_max_send_size")),
+		InlineLimit:    int(p.Size("btl_sm_inline_limit")),
 		FIFOSize:       int(p.Int("btl_sm_fifo_size")),
 		FreeListNum:    int(p.Int("btl_sm_free_list_num")),
 		FreeListMax:    int(p.Int("btl_sm_free_list_max")),
@@ -97,6 +101,8 @@ func (c *Config) Validate() error {
 		return bad("btl_sm_eager_limit=%d is above btl_sm_max_send_size=%d; allowed at most the max send size", c.EagerLimit, c.MaxSendSize)
 	case c.FIFOSize < 2 || c.FIFOSize > 1<<20 || c.FIFOSize&(c.FIFOSize-1) != 0:
 		return bad("btl_sm_fifo_size=%d; allowed a power of two in 2..%d", c.FIFOSize, 1<<20)
+	case c.InlineLimit < 0 || c.InlineLimit > 1<<20:
+		return bad("btl_sm_inline_limit=%d; allowed 0..%d", c.InlineLimit, 1<<20)
 	case c.LazyFree < 1 || c.LazyFree > c.FIFOSize/2:
 		return bad("btl_sm_fifo_lazy_free=%d; allowed 1..%d (half of btl_sm_fifo_size=%d)", c.LazyFree, c.FIFOSize/2, c.FIFOSize)
 	case c.FreeListMax < 1 || c.FreeListMax > 1<<16:
@@ -113,6 +119,20 @@ func (c *Config) Validate() error {
 		return bad("btl_sm_single_copy=%q; allowed auto or none", c.SingleCopy)
 	}
 	return nil
+}
+
+// EffectiveInlineLimit is btl_sm_inline_limit capped so that one message
+// takes at most a quarter of the FIFO (larger payloads use a fragment).
+func (c *Config) EffectiveInlineLimit() int { return min(c.InlineLimit, c.maxInlineLimit()) }
+
+// maxInlineLimit is the largest inline payload FIFOSize allows: what a
+// quarter of the FIFO (at least one slot) carries, less the largest header.
+func (c *Config) maxInlineLimit() int {
+	k := c.FIFOSize / 4
+	if k < 2 {
+		return max(0, inlineMax-btl.MaxHeader)
+	}
+	return inlineMax + (k-1)*contBytes - btl.MaxHeader
 }
 
 // EagerFragSize and MaxFragSize are the fragment sizes: payload limit plus

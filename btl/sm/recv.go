@@ -59,16 +59,17 @@ func (m *Module) poll() int {
 		if e.seq.Load() != st.tail+1 {
 			break
 		}
+		k := 1
 		switch e.kind {
 		case kindData:
-			m.deliver(e)
+			k = m.deliver(e, st.tail)
 		case kindAck:
 			m.takeAcks(e)
 		default:
 			m.log.Error("dropping FIFO slot of unknown kind", "kind", e.kind, "src", e.src, "slot", st.tail)
 		}
-		st.tail++
-		n++
+		st.tail += uint64(k)
+		n += k
 		// Lazy free: release the tail in batches while busy...
 		if st.tail-st.released >= uint64(m.cfg.LazyFree) {
 			storeSeq(&m.ctl.tail, st.tail) // release order suffices: our loads of the slots come first
@@ -86,31 +87,52 @@ func (m *Module) poll() int {
 	return n
 }
 
-// deliver hands one data slot to its tag's callback. Everything in the slot
+// deliver hands the data message starting at slot h (e) to its tag's
+// callback and returns the number of slots it took. Everything in the slot
 // comes from another process and is checked before use: a bad sender rank,
 // tag, length or fragment offset is logged and the slot dropped, never
 // followed.
-func (m *Module) deliver(e *elem) {
+func (m *Module) deliver(e *elem, h uint64) int {
 	src, tag, n, off := int(e.src), btl.Tag(e.tag), int64(e.length), int64(e.frag)
 	if src >= len(m.peers) || src == m.rank || tag >= btl.NumTags {
 		m.log.Error("dropping FIFO slot with bad sender or tag", "src", src, "tag", tag, "ranks", len(m.peers))
-		return
+		return 1
 	}
 	fn := m.recv[tag]
 	if off == 0 {
-		if n > inlineMax {
-			m.log.Error("dropping inline FIFO slot with bad length", "src", src, "length", n, "max", inlineMax)
-			return
+		switch {
+		case n <= inlineMax:
+			if fn != nil {
+				fn(src, e.inline()[:n:n])
+			}
+			return 1
+		case n > int64(len(m.prog.gather)):
+			m.log.Error("dropping inline FIFO slot with bad length", "src", src, "length", n, "max", len(m.prog.gather))
+			return 1
+		}
+		k := inlineSlots(int(n))
+		// Gather the continuation slots behind the first one; each must
+		// carry its own slot number, or the length is a lie (the slots
+		// were never claimed: consuming them could pass the head).
+		b := m.prog.gather[:n:n]
+		w := copy(b, e.inline())
+		for i := 1; i < k; i++ {
+			c := &m.fifo[(h+uint64(i))&m.mask]
+			if c.seq.Load() != h+uint64(i)+1 {
+				m.log.Error("dropping inline FIFO slot whose length claims unwritten slots", "src", src, "length", n, "slots", k)
+				return 1
+			}
+			w += copy(b[w:], c.cont())
 		}
 		if fn != nil {
-			fn(src, e.inline()[:n:n])
+			fn(src, b)
 		}
-		return
+		return k
 	}
 	if !m.validFrag(src, off, n) {
 		m.log.Error("dropping FIFO slot with a bad fragment offset", "src", src, "offset", off, "length", n,
 			"eager", m.peers[src].region.Eager, "end", m.peers[src].region.End)
-		return
+		return 1
 	}
 	if fn != nil {
 		fn(src, m.mem[off:off+n:off+n])
@@ -118,6 +140,7 @@ func (m *Module) deliver(e *elem) {
 		m.log.Error("dropping fragment for a tag without a callback", "src", src, "tag", tag)
 	}
 	m.queueAck(src, off)
+	return 1
 }
 
 // validFrag: off is the start of one of src's fragments and n fits in it.

@@ -16,20 +16,50 @@ import (
 // copy of the receiver's tail and re-reads the shared tail only when the
 // FIFO looks full.
 func (p *peer) claim(slots uint64) (*elem, uint64, bool) {
+	return p.claimN(slots, 1)
+}
+
+// claimN reserves k consecutive slots (a multi-slot inline message) and
+// returns the first.
+func (p *peer) claimN(slots, k uint64) (*elem, uint64, bool) {
 	c := p.ctl
 	for {
 		h := c.head.Load()
-		if h-p.cachedTail.Load() >= slots {
+		if h+k-p.cachedTail.Load() > slots {
 			t := c.tail.Load()
 			p.cachedTail.Store(t)
-			if h-t >= slots {
+			if h+k-t > slots {
 				return nil, 0, false
 			}
 		}
-		if c.head.CompareAndSwap(h, h+1) {
+		if c.head.CompareAndSwap(h, h+k) {
 			return &p.fifo[h&(slots-1)], h, true
 		}
 	}
+}
+
+// sendInline writes hdr+payload (n bytes, more than one slot's worth) into
+// k consecutive slots of p's FIFO: the continuations first (data and seq),
+// then the first slot, whose seq publishes them all. It reports false when
+// the FIFO has no k free slots.
+func (m *Module) sendInline(p *peer, tag btl.Tag, hdr, payload []byte, n, k int) bool {
+	e, h, ok := p.claimN(m.mask+1, uint64(k))
+	if !ok {
+		return false
+	}
+	// The message as one stream: hdr then payload, split at slot bounds.
+	first := e.inline()
+	w := copy(first, hdr)
+	w += copy(first[w:], payload)
+	rest := payload[w-len(hdr):]
+	for i := 1; i < k; i++ {
+		c := &p.fifo[(h+uint64(i))&m.mask]
+		rest = rest[copy(c.cont(), rest):]
+		storeSeq(&c.seq, h+uint64(i)+1) // ordered before the first slot's publish
+	}
+	e.frag, e.src, e.length, e.tag, e.kind = 0, uint32(m.rank), uint32(n), uint8(tag), kindData
+	m.publish(p, e, h)
+	return true
 }
 
 // publish makes slot h visible to p's receiver, then wakes it if it sleeps.
@@ -68,6 +98,10 @@ func (m *Module) Send(dst int, tag btl.Tag, hdr, payload []byte, c btl.Completio
 				b := e.inline()
 				copy(b[copy(b, hdr):], payload)
 				m.publish(p, e, h)
+				return true, nil
+			}
+		} else if len(payload) <= m.inlineLimit {
+			if m.sendInline(p, tag, hdr, payload, n, inlineSlots(n)) {
 				return true, nil
 			}
 		} else if off := m.getFrag(len(payload)); off != 0 {

@@ -14,7 +14,28 @@ const (
 	elemHead  = 32  // bytes of a slot's header
 	inlineMax = elemSize - elemHead
 	maxAcks   = inlineMax / 8 // fragment offsets one ack slot returns
+	// contBytes is what a continuation slot of a multi-slot inline message
+	// carries: all of it but the seq word. The sender sets that word as if
+	// it published the slot, so the receiver can check that every slot a
+	// message's length claims was really claimed and written (an older
+	// lap's value is never the one expected).
+	contBytes = elemSize - 8
 )
+
+// inlineSlots is the number of consecutive slots an inline message of n
+// bytes (hdr+payload) takes: the first carries inlineMax, each
+// continuation contBytes.
+func inlineSlots(n int) int {
+	if n <= inlineMax {
+		return 1
+	}
+	return 1 + (n-inlineMax+contBytes-1)/contBytes
+}
+
+// cont is the data area of slot e used as a continuation slot.
+func (e *elem) cont() []byte {
+	return unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(e), 8)), contBytes)
+}
 
 // ctl is a rank's control block, at the start of its region of the segment.
 // Each line has one writer pattern, so senders, the receiver and the sleep

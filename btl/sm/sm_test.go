@@ -151,6 +151,7 @@ func TestFullFIFOPendingKeepsOrder(t *testing.T) {
 func TestFreeListExhaustion(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.FreeListNum, cfg.FreeListMax, cfg.FreeListInc = 1, 1, 1
+	cfg.InlineLimit = 0 // every message over one slot takes a fragment
 	m := newJob(t, 2, cfg)
 	a, b := m[0], m[1]
 	var got [][]byte
@@ -181,7 +182,9 @@ func TestFreeListExhaustion(t *testing.T) {
 // TestBadOffsetRejected forges slots that point outside the sender's
 // fragments: they are logged and dropped, later good slots still arrive.
 func TestBadOffsetRejected(t *testing.T) {
-	m := newJob(t, 2, DefaultConfig())
+	cfg := DefaultConfig()
+	cfg.InlineLimit = 0 // the test forges fragment offsets
+	m := newJob(t, 2, cfg)
 	a, b := m[0], m[1]
 	log := &testLog{Logger: b.log}
 	b.log = log
@@ -371,6 +374,7 @@ func TestWithRndv(t *testing.T) {
 func TestRefAtFrontIsNotStarved(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.FreeListNum, cfg.FreeListMax, cfg.FreeListInc = 1, 1, 1
+	cfg.InlineLimit = 0 // every message over one slot takes a fragment
 	m := newJob(t, 2, cfg)
 	a, b := m[0], m[1]
 	var got []byte
@@ -418,6 +422,75 @@ func TestPeerRunning(t *testing.T) {
 	for _, r := range []int{0, -1, 2} {
 		if mods[0].PeerRunning(r) {
 			t.Errorf("PeerRunning(%d) from rank 0 = true; want false (self or not a rank)", r)
+		}
+	}
+}
+
+// TestInlineMultiSlot: payloads up to the inline limit travel in
+// consecutive FIFO slots, with no fragment, intact and in order across
+// the FIFO's wraparound (a 16-slot FIFO: 4 slots, 392 bytes at most).
+func TestInlineMultiSlot(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.FIFOSize, cfg.LazyFree = 16, 4
+	if got, want := cfg.EffectiveInlineLimit(), inlineMax+3*contBytes-btl.MaxHeader; got != want {
+		t.Fatalf("EffectiveInlineLimit with 16 slots = %d; want %d", got, want)
+	}
+	m := newJob(t, 2, cfg)
+	a, b := m[0], m[1]
+	var got [][]byte
+	b.Register(btl.TagPMLMatch, func(src int, data []byte) { got = append(got, append([]byte(nil), data...)) })
+	hdr := make([]byte, 16)
+	var want [][]byte
+	for i := 0; i < 300; i++ {
+		n := (i * 37) % (a.inlineLimit + 1) // 0..392, every slot count, all offsets
+		payload := make([]byte, n)
+		for j := range payload {
+			payload[j] = byte(i + j*7)
+		}
+		hdr[0] = byte(i)
+		copied, err := a.Send(1, btl.TagPMLMatch, hdr, payload, nil)
+		if err != nil || !copied {
+			t.Fatalf("Send %d of %d bytes = %v, %v", i, n, copied, err)
+		}
+		want = append(want, append(append([]byte(nil), hdr...), payload...))
+		if a.eager.inUse() != 0 || a.maxFrags.inUse() != 0 {
+			t.Fatalf("send %d of %d bytes took a fragment", i, n)
+		}
+		pumpUntil(t, m, func() bool { return a.peers[1].npending.Load() == 0 && len(got) == len(want) })
+	}
+	// A burst: the FIFO fills, later sends queue (in fragments) behind it,
+	// and the order holds across inline and queued messages.
+	for i := 300; i < 600; i++ {
+		n := (i * 53) % (a.inlineLimit + 1)
+		payload := bytes.Repeat([]byte{byte(i)}, n)
+		hdr[0] = byte(i)
+		if _, err := a.Send(1, btl.TagPMLMatch, hdr, payload, nil); err != nil {
+			t.Fatalf("Send %d: %v", i, err)
+		}
+		want = append(want, append(append([]byte(nil), hdr...), payload...))
+	}
+	pumpUntil(t, m, func() bool { return len(got) == len(want) })
+	for i := range want {
+		if !bytes.Equal(got[i], want[i]) {
+			t.Fatalf("message %d: got %d bytes %x..., want %d bytes %x...", i, len(got[i]), got[i][:min(8, len(got[i]))], len(want[i]), want[i][:8])
+		}
+	}
+}
+
+func TestEffectiveInlineLimit(t *testing.T) {
+	tests := []struct{ fifo, limit, want int }{
+		{256, 1024, 1024}, // fits in 64 slots
+		{256, 1 << 20, inlineMax + 63*contBytes - 64}, // capped at a quarter of the FIFO
+		{16, 1024, inlineMax + 3*contBytes - 64},      // 4 slots
+		{4, 1024, inlineMax - 64},                     // one slot: single-slot messages only
+		{2, 0, 0},                                     // off
+		{256, 0, 0},                                   // off
+	}
+	for _, tt := range tests {
+		c := DefaultConfig()
+		c.FIFOSize, c.InlineLimit = tt.fifo, tt.limit
+		if got := c.EffectiveInlineLimit(); got != tt.want {
+			t.Errorf("fifo %d, limit %d: %d; want %d", tt.fifo, tt.limit, got, tt.want)
 		}
 	}
 }
