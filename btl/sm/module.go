@@ -43,11 +43,14 @@ type Module struct {
 	eager    *fragPool
 	maxFrags *fragPool
 
-	recv       [btl.NumTags]btl.RecvFunc
-	onLost     func(peer int)
-	progMu     sync.Mutex // held by the one goroutine inside Progress
-	prog       progState  // guarded by progMu
-	pendPeers  atomic.Int32
+	recv      [btl.NumTags]btl.RecvFunc
+	onLost    func(peer int)
+	progMu    sync.Mutex // held by the one goroutine inside Progress
+	prog      progState  // guarded by progMu
+	pendPeers atomic.Int32
+	// recvEpoch counts polls that found messages (written by Progress
+	// only; senders read it to tell a burst from a ping-pong, see publish).
+	recvEpoch  atomic.Uint64
 	lostUnrep  atomic.Bool // a peer was found lost and Progress has not reported it yet
 	wakePend   atomic.Bool // Wake was called and no Sleep has consumed it
 	monitor    peerMonitor
@@ -74,6 +77,7 @@ type peer struct {
 	fifo       []elem
 	region     mpool.Region
 	cachedTail atomic.Uint64 // our last view of ctl.tail (a lower bound)
+	sendEpoch  atomic.Uint64 // recvEpoch+1 at our last send to this peer (a hint; races are harmless)
 	lost       atomic.Bool
 	npending   atomic.Int32 // mu.q.len(), readable without the lock
 	mu         struct {

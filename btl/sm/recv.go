@@ -76,6 +76,9 @@ func (m *Module) poll() int {
 			st.released = st.tail
 		}
 	}
+	if n > 0 {
+		storeSeq(&m.recvEpoch, m.recvEpoch.Load()+1) // only Progress writes it
+	}
 	// ...and at once when the FIFO runs dry, so senders never wait on slots
 	// we have finished with.
 	if st.released != st.tail {

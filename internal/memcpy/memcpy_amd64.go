@@ -1,6 +1,10 @@
 package memcpy
 
-import "golang.org/x/sys/cpu"
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
 
 // repMin is the size from which REP MOVSB pays for its start-up cost.
 const repMin = 2048
@@ -23,3 +27,10 @@ func Copy(dst, src []byte) int {
 	repMovsb(&dst[0], &src[0], uintptr(n))
 	return n
 }
+
+//go:noescape
+func prefetchW(p *byte)
+
+// PrefetchW asks for the cache line at p in a writable state, ahead of a
+// store to it.
+func PrefetchW(p unsafe.Pointer) { prefetchW((*byte)(p)) }

@@ -8,3 +8,9 @@ TEXT ·repMovsb(SB), NOSPLIT, $0-24
 	CLD
 	REP; MOVSB
 	RET
+
+// func prefetchW(p *byte)
+TEXT ·prefetchW(SB), NOSPLIT, $0-8
+	MOVQ	p+0(FP), AX
+	BYTE	$0x0F; BYTE $0x0D; BYTE $0x08 // PREFETCHW (AX)
+	RET

@@ -2,5 +2,10 @@
 
 package memcpy
 
+import "unsafe"
+
 // Copy is copy() on architectures without a special path.
 func Copy(dst, src []byte) int { return copy(dst, src) }
+
+// PrefetchW does nothing here.
+func PrefetchW(p unsafe.Pointer) {}
