@@ -74,8 +74,10 @@ func (c *Comm) checkRecv(src, tag int) error {
 func (c *Comm) CheckSend(dest, tag int) error { return c.checkSend(dest, tag) }
 func (c *Comm) CheckRecv(src, tag int) error  { return c.checkRecv(src, tag) }
 
-// Isend starts a send into r (which the caller owns and must not reuse
-// until it completes). sync makes it a synchronous send (Ssend).
+// Isend starts a send into r, a zero Request (new, or recycled and zeroed:
+// only the fields the send uses are set, which saves rewriting all of it),
+// which the caller owns and must not reuse until it completes. sync makes
+// it a synchronous send (Ssend).
 func (c *Comm) Isend(r *Request, buf []byte, dest, tag int, sync bool) error {
 	if err := c.checkSend(dest, tag); err != nil {
 		return err
@@ -99,7 +101,7 @@ func (c *Comm) isendEager(r *Request, buf []byte, dest, tag int) (done bool, err
 	if len(buf) > pe.lim.eager || pe.lost.Load() || !p.takeCredit(pe, len(buf)) {
 		return false, nil
 	}
-	*r = Request{p: p, kind: kindSend, buf: buf, peer: dest, fast: true}
+	r.p, r.kind, r.buf, r.peer, r.fast = p, kindSend, buf, dest, true
 	h := matchHdr{ctx: c.ctx, tag: int32(tag), seq: c.sendSeq[dest].Add(1) - 1}
 	copied, err := pe.m.Send(dest, btl.TagPMLMatch, h.encodeMatch(r.hdr[:]), buf, r)
 	switch {
@@ -120,7 +122,7 @@ func (c *Comm) isendEager(r *Request, buf []byte, dest, tag int) (done bool, err
 	return true, nil
 }
 
-// Irecv posts a receive into r.
+// Irecv posts a receive into r, a zero Request (as for Isend).
 func (c *Comm) Irecv(r *Request, buf []byte, src, tag int) error {
 	if err := c.checkRecv(src, tag); err != nil {
 		return err
@@ -130,7 +132,7 @@ func (c *Comm) Irecv(r *Request, buf []byte, src, tag int) error {
 
 func (c *Comm) startRecv(r *Request, buf []byte, src, tag int) error {
 	p := c.p
-	*r = Request{p: p, kind: kindRecv, buf: buf, userTag: tag}
+	r.p, r.kind, r.buf, r.userTag = p, kindRecv, buf, tag
 	r.recv = match.Recv{Ctx: c.ctx, Src: src, Tag: tag, Data: r}
 	p.mu.Lock()
 	if src >= 0 && p.peers[src].lost.Load() {
@@ -235,11 +237,13 @@ func (p *PML) getReq() *Request {
 	return new(Request)
 }
 
-// putReq keeps a request no one else can reach any more as the spare.
+// putReq keeps a request no one else can reach any more as the spare,
+// zeroed like a new one.
 func (p *PML) putReq(r *Request) {
 	if r.state.Load() != stDone {
 		return // still referenced by a transport or a waiter's closure
 	}
+	*r = Request{}
 	p.spare.Store(r)
 }
 

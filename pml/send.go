@@ -14,7 +14,7 @@ func (c *Comm) startSend(r *Request, buf []byte, dest, tag int, sync bool) error
 	if pe.lost.Load() {
 		return peerLost(dest)
 	}
-	*r = Request{p: p, kind: kindSend, buf: buf, peer: dest, sync: sync}
+	r.p, r.kind, r.buf, r.peer, r.sync = p, kindSend, buf, dest, sync
 	p.activeSends.Add(1)
 	h := matchHdr{ctx: c.ctx, tag: int32(tag), seq: c.sendSeq[dest].Add(1) - 1}
 	hb := &r.hdr
