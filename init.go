@@ -176,6 +176,7 @@ func bootstrap() (*pml.PML, error) {
 		Rank: env.rank, Size: env.size, Modules: mods, SpinCount: spin, Yield: yield,
 		UnexpectedLimit: params.Size("pml_ob1_unexpected_limit"),
 		RgetLimit:       int(params.Size("pml_ob1_rget_limit")),
+		RgetMax:         int(params.Size("pml_ob1_rget_max")),
 		Log:             log,
 	})
 	if err != nil {

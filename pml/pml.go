@@ -37,6 +37,8 @@ type Config struct {
 	// RgetLimit: messages of at least this many bytes use the single-copy
 	// read when the BTL supports it; 0 disables it.
 	RgetLimit int
+	// RgetMax: ... and of at most this many bytes; 0: no upper bound.
+	RgetMax int
 	// SleepTimeout bounds one sleep in the transport (peer-loss checks and
 	// pending-queue retries happen at least this often while idle).
 	SleepTimeout time.Duration
@@ -141,7 +143,7 @@ func New(cfg Config) (*PML, error) {
 		}
 		a := best.Attributes()
 		p.peers[i] = peer{m: best, lim: limits{eager: a.EagerLimit, firstChunk: a.MaxSendSize, maxSend: a.MaxSendSize,
-			rget: a.SingleCopy, rgetMin: cfg.RgetLimit}}
+			rget: a.SingleCopy, rgetMin: cfg.RgetLimit, rgetMax: cfg.RgetMax}}
 		if a.MaxSendSize <= 0 || a.EagerLimit < 0 || a.EagerLimit > a.MaxSendSize {
 			return nil, fmt.Errorf("pml: BTL %s has eager limit %d and max send size %d; want 0 ≤ eager ≤ max send > 0", best.Name(), a.EagerLimit, a.MaxSendSize)
 		}

@@ -12,6 +12,7 @@ type limits struct {
 	maxSend    int  // largest payload of one fragment
 	rget       bool // the BTL can read the sender's memory (single copy)
 	rgetMin    int  // messages of at least this size use it (0: never)
+	rgetMax    int  // ... and of at most this size (0: no upper bound)
 }
 
 // sendProto is how a message travels.
@@ -38,7 +39,7 @@ func planSend(n int, l limits, credit bool) sendPlan {
 	switch {
 	case n <= l.eager && (credit || n == 0):
 		return sendPlan{proto: protoEager, chunk: n, credit: n}
-	case l.rget && l.rgetMin > 0 && n >= l.rgetMin:
+	case l.rget && l.rgetMin > 0 && n >= l.rgetMin && (l.rgetMax == 0 || n <= l.rgetMax):
 		return sendPlan{proto: protoRget}
 	case !credit:
 		// The receiver may already hold all it should of ours: send no

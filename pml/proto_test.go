@@ -7,6 +7,8 @@ var testLimits = limits{eager: 4096, firstChunk: 32768, maxSend: 32768, rget: tr
 func TestPlanSend(t *testing.T) {
 	noRget := testLimits
 	noRget.rget = false
+	band := testLimits // single copy for 256 KiB..512 KiB only
+	band.rgetMin, band.rgetMax = 256<<10, 512<<10
 	tests := []struct {
 		name   string
 		n      int
@@ -25,6 +27,11 @@ func TestPlanSend(t *testing.T) {
 		{"below the rget limit: copy pipeline", 1<<20 - 1, testLimits, true, sendPlan{protoRndv, 32768, 32768}},
 		{"no single copy when the BTL cannot", 1 << 21, noRget, true, sendPlan{protoRndv, 32768, 32768}},
 		{"rget limit 0 means never", 1 << 21, limits{eager: 4096, firstChunk: 32768, maxSend: 32768, rget: true}, true, sendPlan{protoRndv, 32768, 32768}},
+		{"rget band: below it, the pipeline", 256<<10 - 1, band, true, sendPlan{protoRndv, 32768, 32768}},
+		{"rget band: its lower edge reads", 256 << 10, band, true, sendPlan{protoRget, 0, 0}},
+		{"rget band: its upper edge (pml_ob1_rget_max) reads", 512 << 10, band, true, sendPlan{protoRget, 0, 0}},
+		{"rget band: above it, the pipeline again", 512<<10 + 1, band, true, sendPlan{protoRndv, 32768, 32768}},
+		{"rget max without a limit: never", 300 << 10, limits{eager: 4096, firstChunk: 32768, maxSend: 32768, rget: true, rgetMax: 512 << 10}, true, sendPlan{protoRndv, 32768, 32768}},
 	}
 	for _, tt := range tests {
 		if got := planSend(tt.n, tt.l, tt.credit); got != tt.want {

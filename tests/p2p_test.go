@@ -17,7 +17,7 @@ func TestPointToPointRules(t *testing.T) {
 		mca  []string
 	}{
 		{"order", 2, nil}, // non-overtaking across eager/rendezvous, mixed sizes
-		{"order", 2, []string{"pml_ob1_rget_limit", "64k"}}, // the same through single-copy reads
+		{"order", 2, []string{"pml_ob1_rget_limit", "64k", "pml_ob1_rget_max", "0"}}, // the same through single-copy reads
 		{"order", 2, []string{"btl_sm_eager_limit", "128", "btl_sm_max_send_size", "1k"}},
 		{"wildcard", 4, nil},   // AnySource/AnyTag with Status checked
 		{"probe", 2, nil},      // probe then receive

@@ -16,7 +16,7 @@ import (
 
 var (
 	soakFor     = flag.Duration("soak", 5*time.Second, "how long TestSoak runs the default configuration (e.g. -soak 10m; give go test a -timeout that fits)")
-	soakRgetFor = flag.Duration("soak-rget", 0, "how long TestSoak runs with pml_ob1_rget_limit=256k (0: half of -soak)")
+	soakRgetFor = flag.Duration("soak-rget", 0, "how long TestSoak runs with pml_ob1_rget_limit=256k and no rget_max (0: half of -soak)")
 	soakSeed    = flag.Uint64("soak-seed", 1, "seed of TestSoak's traffic")
 )
 
@@ -36,7 +36,7 @@ func TestSoak(t *testing.T) {
 		mca  []string
 	}{
 		{"default", *soakFor, nil},
-		{"rget", rget, []string{"--mca", "pml_ob1_rget_limit", "256k"}},
+		{"rget", rget, []string{"--mca", "pml_ob1_rget_limit", "256k", "--mca", "pml_ob1_rget_max", "0"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out, stderr, code := runSoak(t, c.d, c.mca)

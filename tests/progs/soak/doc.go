@@ -3,7 +3,7 @@
 // check every one of them. Run it under the launcher:
 //
 //	gorun -np 4 soak -duration 10m -seed 1
-//	gorun -np 4 --mca pml_ob1_rget_limit 256k soak -duration 5m
+//	gorun -np 4 --mca pml_ob1_rget_limit 256k --mca pml_ob1_rget_max 0 soak -duration 5m
 //
 // The job runs in rounds. In each round every rank draws, from its own seeded
 // generator, a list of messages for every peer (itself included) on two
