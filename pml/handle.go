@@ -34,8 +34,7 @@ type Handle struct {
 
 const (
 	hSettled  = 1 << 31 // the result is in st and err
-	hRecycled = 1 << 30 // r went back to the pool
-	hCount    = hRecycled - 1
+	hRecycled = 1 << 30 // r went back to the pool; the low bits count holders
 )
 
 var (
