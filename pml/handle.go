@@ -44,14 +44,26 @@ var (
 	reqsMade atomic.Int64
 )
 
+// errCancelSend is Cancel's answer for a send request.
+var errCancelSend = fmt.Errorf("gorun: Cancel is only for receives; this is a send request")
+
 // recycle returns a completed Request that no goroutine can reach any more
-// to the pool. One that had a waiter (its channel) goes to the GC instead.
+// to the pool.
 func recycle(r *Request) {
+	if reset(r) {
+		reqPool.Put(r)
+	}
+}
+
+// reset zeroes a completed Request that no goroutine can reach any more,
+// for reuse. One that had a waiter (whose closure may still hold its
+// channel) is not reset and goes to the GC instead: reset reports false.
+func reset(r *Request) bool {
 	if r.state.Load() != stDone {
-		return
+		return false
 	}
 	*r = Request{}
-	reqPool.Put(r)
+	return true
 }
 
 // StartIsend starts a send of buf to dest into h, a zero Handle.
@@ -163,7 +175,7 @@ func (h *Handle) Test() (Status, bool, error) {
 // Cancel cancels a receive that has not matched yet (see Request.Cancel).
 func (h *Handle) Cancel() error {
 	if h.send {
-		return fmt.Errorf("gorun: Cancel is only for receives; this is a send request")
+		return errCancelSend
 	}
 	defer h.release()
 	if r := h.hold(); r != nil {

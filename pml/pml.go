@@ -90,11 +90,12 @@ type PML struct {
 
 	activeSends atomic.Int64
 
-	// spare is a completed request kept for the next blocking call.
+	// spare is a zeroed request kept for the next blocking call.
 	spare atomic.Pointer[Request]
 
 	// sleeping (see block)
 	sleeper       btl.Module
+	runner        runner // the sleeper, when it shows which ranks are on a core
 	sleeperActive atomic.Bool
 	genMu         sync.Mutex
 	gen           chan struct{} // closed when the sleeper role is given up
@@ -169,6 +170,7 @@ func New(cfg Config) (*PML, error) {
 			p.sleeper = m
 		}
 	}
+	p.runner, _ = p.sleeper.(runner)
 	return p, nil
 }
 
@@ -264,7 +266,7 @@ const peerSpinMax = 100
 // 2 cores, 6 runs each way).
 func (p *PML) idleFor(src int, peerSpins *int) {
 	if p.cfg.Yield {
-		rn, _ := p.sleeper.(runner)
+		rn := p.runner
 		if rn != nil && src >= 0 && peerSpins != nil && *peerSpins < peerSpinMax && rn.PeerRunning(src) {
 			*peerSpins++
 		} else {
@@ -342,10 +344,10 @@ func (p *PML) block(ctx context.Context, done <-chan struct{}, wc func() chan st
 	if p.closed.Load() {
 		return errClosed
 	}
-	if rn, ok := p.sleeper.(runner); ok && p.cfg.Yield {
+	if p.runner != nil && p.cfg.Yield {
 		// Not polling while blocked: peers waiting for us yield at once.
-		rn.SetRunning(false)
-		defer rn.SetRunning(true)
+		p.runner.SetRunning(false)
+		defer p.runner.SetRunning(true)
 	}
 	if p.sleeperActive.CompareAndSwap(false, true) {
 		p.progMu.Lock()

@@ -73,12 +73,6 @@ const (
 // Done reports whether the request has completed.
 func (r *Request) Done() bool { return r.state.Load()&stDone != 0 }
 
-// Result returns the final Status and error; valid once Done.
-func (r *Request) Result() (Status, error) { return r.status, r.err }
-
-// IsSend reports whether r is a send request.
-func (r *Request) IsSend() bool { return r.kind == kindSend }
-
 // finish completes r once with st and err and wakes its waiter. It may run
 // with PML.mu held or not, from any goroutine.
 func (r *Request) finish(st Status, err error) bool {
@@ -143,9 +137,6 @@ func (r *Request) waitChan() chan struct{} {
 	}
 	return r.waitCh
 }
-
-// PML returns the engine r belongs to.
-func (r *Request) PML() *PML { return r.p }
 
 // awaited is the rank a wait on r waits for, or -1 (any, or a send).
 func (r *Request) awaited() int {
