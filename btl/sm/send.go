@@ -39,11 +39,13 @@ func (p *peer) claimN(slots, k uint64) (*elem, uint64, bool) {
 	}
 }
 
-// sendInline writes hdr+payload (n bytes, more than one slot's worth) into
-// k consecutive slots of p's FIFO: the continuations first (data and seq),
+// sendInline writes hdr+payload (more than one slot's worth) into
+// consecutive slots of p's FIFO: the continuations first (data and seq),
 // then the first slot, whose seq publishes them all. It reports false when
-// the FIFO has no k free slots.
-func (m *Module) sendInline(p *peer, tag btl.Tag, hdr, payload []byte, n, k int) bool {
+// the FIFO has not enough free slots.
+func (m *Module) sendInline(p *peer, tag btl.Tag, hdr, payload []byte) bool {
+	n := len(hdr) + len(payload)
+	k := inlineSlots(n)
 	e, h, ok := p.claimN(m.mask+1, uint64(k))
 	if !ok {
 		return false
@@ -112,7 +114,7 @@ func (m *Module) Send(dst int, tag btl.Tag, hdr, payload []byte, c btl.Completio
 				return true, nil
 			}
 		} else if len(payload) <= m.inlineLimit {
-			if m.sendInline(p, tag, hdr, payload, n, inlineSlots(n)) {
+			if m.sendInline(p, tag, hdr, payload) {
 				return true, nil
 			}
 		} else if off := m.getFrag(len(payload)); off != 0 {

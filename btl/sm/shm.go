@@ -63,8 +63,8 @@ type ctl struct {
 	// Pair 2, line 1: identity, written once by the owner before it attaches.
 	pid       uint64        // owner's process id
 	magicAddr uint64        // address, in the owner's memory, of a word holding probeMagic^rank
-	running   atomic.Uint32 // oversubscribed: 1 while the owner is polling, 0 while it yields
-	_         [44]byte
+	running   atomic.Uint64 // oversubscribed: 1 while the owner is polling, 0 while it yields
+	_         [40]byte
 }
 
 // Slot kinds.

@@ -124,11 +124,11 @@ func futexWake(w *atomic.Uint32) {
 // SetRunning publishes whether this rank is polling (on a core) or about to
 // yield it; see PeerRunning.
 func (m *Module) SetRunning(on bool) {
-	v := uint32(0)
+	v := uint64(0)
 	if on {
 		v = 1
 	}
-	storeSeq32(&m.ctl.running, v)
+	storeSeq(&m.ctl.running, v)
 }
 
 // PeerRunning reports whether rank last said it was polling.

@@ -7,6 +7,3 @@ import "sync/atomic"
 // storeSeq publishes a slot. Outside amd64 (weaker memory models) and under
 // the race detector (which must see the hand-off) it is an atomic store.
 func storeSeq(w *atomic.Uint64, v uint64) { w.Store(v) }
-
-// storeSeq32 is storeSeq for a 32-bit flag.
-func storeSeq32(w *atomic.Uint32, v uint32) { w.Store(v) }

@@ -16,8 +16,3 @@ import (
 func storeSeq(w *atomic.Uint64, v uint64) {
 	*(*uint64)(unsafe.Pointer(w)) = v
 }
-
-// storeSeq32 is storeSeq for a 32-bit flag.
-func storeSeq32(w *atomic.Uint32, v uint32) {
-	*(*uint32)(unsafe.Pointer(w)) = v
-}
