@@ -45,9 +45,6 @@ func gomaxprocsEnv(environ []string, set *mca.Set, np int) string {
 			return ""
 		}
 	}
-	param := 0
-	if _, ok := set.Lookup("launcher_base_gomaxprocs"); ok {
-		param = int(set.Int("launcher_base_gomaxprocs"))
-	}
+	param := int(set.Int("launcher_base_gomaxprocs")) // registered by this package
 	return envGOMAXPROCS + "=" + strconv.Itoa(rankGOMAXPROCS(param, np, runtime.NumCPU()))
 }
