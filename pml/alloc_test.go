@@ -8,7 +8,7 @@ import (
 )
 
 // smComms builds two PMLs over one sm segment in this process.
-func smComms(t *testing.T) [2]*Comm {
+func smComms(t testing.TB) [2]*Comm {
 	mods := smPair(t)
 	var comms [2]*Comm
 	for r := range 2 {

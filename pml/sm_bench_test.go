@@ -12,7 +12,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/gorun-mpi/gorun/btl"
-	"github.com/gorun-mpi/gorun/btl/self"
 	"github.com/gorun-mpi/gorun/btl/sm"
 	"github.com/gorun-mpi/gorun/mpool/mpooltest"
 )
@@ -79,19 +78,7 @@ func BenchmarkPingPongSM(b *testing.B) {
 			<-done
 		})
 		b.Run(fmt.Sprint("pml/", n), func(b *testing.B) {
-			mods := smPair(b)
-			var comms [2]*Comm
-			for r := range 2 {
-				loop, err := self.NewWithConfig(r, self.DefaultConfig())
-				if err != nil {
-					b.Fatal(err)
-				}
-				p, err := New(Config{Rank: r, Size: 2, Modules: []btl.Module{loop, mods[r]}, SpinCount: 1 << 30, UnexpectedLimit: 64 << 20})
-				if err != nil {
-					b.Fatal(err)
-				}
-				comms[r] = p.World()
-			}
+			comms := smComms(b)
 			// Page-sized capacity: two small buffers from one allocation
 			// site would share a cache line and false-share across cores.
 			buf0, buf1 := make([]byte, n, 4096), make([]byte, n, 4096)
