@@ -41,8 +41,9 @@ func BenchmarkPingPong(b *testing.B) {
 	b.Run("go-cacheline-goroutines", benchRawGoroutines)
 }
 
-func benchSMProcesses(b *testing.B, n int) {
-	m, _ := procPair(b)
+// pingPong times b.N round trips of n-byte messages from m to rank 1,
+// whose echo m's Progress delivers; the timer is stopped on return.
+func pingPong(b *testing.B, m *Module, n int) {
 	var got atomic.Int64
 	m.Register(btl.TagPMLMatch, func(int, []byte) { got.Add(1) })
 	pay := make([]byte, n)
@@ -57,6 +58,11 @@ func benchSMProcesses(b *testing.B, n int) {
 	}
 	reportOneway(b)
 	b.StopTimer()
+}
+
+func benchSMProcesses(b *testing.B, n int) {
+	m, _ := procPair(b)
+	pingPong(b, m, n)
 	m.Send(1, btl.TagPMLCtl, []byte("quit"), nil, nil)
 }
 
@@ -78,20 +84,7 @@ func benchSMGoroutines(b *testing.B, n int) {
 		}
 		close(done)
 	}()
-	var got atomic.Int64
-	a.Register(btl.TagPMLMatch, func(int, []byte) { got.Add(1) })
-	pay := make([]byte, n)
-	b.ReportAllocs()
-	b.SetBytes(int64(n))
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		a.Send(1, btl.TagPMLMatch, nil, pay, nil)
-		for got.Load() != int64(i+1) {
-			a.Progress()
-		}
-	}
-	reportOneway(b)
-	b.StopTimer()
+	pingPong(b, a, n)
 	stop.Store(true)
 	<-done
 }
