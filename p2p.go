@@ -168,10 +168,11 @@ func RecvSlice[T Scalar](c *Comm, s []T, source, tag int) (Status, error) {
 	return c.Recv(asBytes(s), source, tag)
 }
 
-// Scalar is any fixed-size number type.
+// Scalar is any fixed-size number type. int, uint and uintptr are this
+// machine's sizes: ranks of one job run the same build, so they agree.
 type Scalar interface {
-	~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64 |
-		~float32 | ~float64 | ~complex64 | ~complex128
+	~int | ~int8 | ~int16 | ~int32 | ~int64 | ~uint | ~uint8 | ~uint16 | ~uint32 | ~uint64 |
+		~uintptr | ~float32 | ~float64 | ~complex64 | ~complex128
 }
 
 func asBytes[T Scalar](s []T) []byte {

@@ -1,0 +1,157 @@
+// Command api checks the API that ported MPI programs rely on (typed
+// nonblocking calls, element counts, Wtime, ProcessorName, matched probe)
+// under the real launcher. Usage: gorun -np N api MODE; it prints
+// "MODE ok" on rank 0 and exits non-zero with a message naming the broken
+// rule otherwise.
+package main
+
+import (
+	"fmt"
+	"os"
+	"unsafe"
+
+	"github.com/gorun-mpi/gorun"
+)
+
+var world *gorun.Comm
+
+func fail(format string, a ...any) {
+	fmt.Fprintf(os.Stderr, "rank %d: %s\n", world.Rank(), fmt.Sprintf(format, a...))
+	os.Exit(1)
+}
+
+func check(err error, what string) {
+	if err != nil {
+		fail("%s: %v", what, err)
+	}
+}
+
+func main() {
+	var err error
+	world, err = gorun.Init()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "Init:", err)
+		os.Exit(1)
+	}
+	if len(os.Args) < 2 {
+		fail("usage: api MODE")
+	}
+	mode := os.Args[1]
+	modes := map[string]func(){
+		"typed": typed, "names": names,
+	}
+	f, ok := modes[mode]
+	if !ok {
+		fail("unknown mode %q", mode)
+	}
+	f()
+	check(gorun.Finalize(), "Finalize")
+	if world.Rank() == 0 {
+		fmt.Println(mode, "ok")
+	}
+}
+
+// typed: IsendSlice/IrecvSlice/SendrecvSlice on []float64, []int32 and
+// []int between ranks in a ring, with Count per type.
+func typed() {
+	n, me := world.Size(), world.Rank()
+	right, left := (me+1)%n, (me-1+n)%n
+	for _, elems := range []int{0, 1, 100, 1000, 100000} { // eager and rendezvous
+		f := make([]float64, elems)
+		for i := range f {
+			f[i] = float64(me)*1e6 + float64(i) + 0.5
+		}
+		fr := make([]float64, elems)
+		r, err := gorun.IrecvSlice(world, fr, left, 1)
+		check(err, "IrecvSlice")
+		s, err := gorun.IsendSlice(world, f, right, 1)
+		check(err, "IsendSlice")
+		sts, err := gorun.WaitAll(r, s)
+		check(err, "WaitAll")
+		if gorun.Count[float64](sts[0]) != elems || sts[0].Source != left {
+			fail("IrecvSlice of %d float64: status %+v, Count %d", elems, sts[0], gorun.Count[float64](sts[0]))
+		}
+		for i, v := range fr {
+			if v != float64(left)*1e6+float64(i)+0.5 {
+				fail("IrecvSlice of %d float64: element %d = %v", elems, i, v)
+			}
+		}
+
+		is := make([]int32, elems)
+		for i := range is {
+			is[i] = int32(me*100000 + i)
+		}
+		ir := make([]int, elems) // a different element type on the receiving side
+		st, err := gorun.SendrecvSlice(world, is, right, 2, ir, left, 2)
+		check(err, "SendrecvSlice")
+		wantBytes := 4 * elems
+		if st.Count != wantBytes || st.Source != left || st.Tag != 2 {
+			fail("SendrecvSlice of %d int32: status %+v, want %d bytes from %d", elems, st, wantBytes, left)
+		}
+		if got := gorun.Count[int32](st); got != elems {
+			fail("Count[int32] of %d int32 = %d", elems, got)
+		}
+		want64 := elems / 2
+		if elems%2 != 0 {
+			want64 = gorun.Undefined
+		}
+		if unsafe.Sizeof(int(0)) == 8 {
+			if got := gorun.Count[int](st); got != want64 {
+				fail("Count[int] of %d int32 = %d, want %d", elems, got, want64)
+			}
+		}
+		got32 := unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(ir))), elems)
+		for i, v := range got32 {
+			if v != int32(left*100000+i) {
+				fail("SendrecvSlice of %d int32: element %d = %d", elems, i, v)
+			}
+		}
+
+		// Go's int both ways.
+		ints := make([]int, elems)
+		for i := range ints {
+			ints[i] = -(me<<40 + i)
+		}
+		back := make([]int, elems)
+		st, err = gorun.SendrecvSlice(world, ints, right, 3, back, left, 3)
+		check(err, "SendrecvSlice of int")
+		if gorun.Count[int](st) != elems {
+			fail("SendrecvSlice of %d int: Count %d", elems, gorun.Count[int](st))
+		}
+		for i, v := range back {
+			if v != -(left<<40 + i) {
+				fail("SendrecvSlice of %d int: element %d = %d", elems, i, v)
+			}
+		}
+	}
+}
+
+// names: every rank of a one-machine job has the same, non-empty
+// ProcessorName (the hostname), and Wtime never goes backwards.
+func names() {
+	name := gorun.ProcessorName()
+	host, _ := os.Hostname()
+	if name == "" || (host != "" && name != host) {
+		fail("ProcessorName() = %q, want the hostname %q", name, host)
+	}
+	buf := make([]byte, 256)
+	st, err := world.Sendrecv([]byte(name), (world.Rank()+1)%world.Size(), 0,
+		buf, (world.Rank()-1+world.Size())%world.Size(), 0)
+	check(err, "Sendrecv")
+	if string(buf[:st.Count]) != name {
+		fail("rank %d's ProcessorName %q differs from ours %q on one machine", st.Source, buf[:st.Count], name)
+	}
+	prev := gorun.Wtime()
+	for i := 0; i < 100000; i++ {
+		now := gorun.Wtime()
+		if now < prev {
+			fail("Wtime went backwards: %v after %v", now, prev)
+		}
+		prev = now
+	}
+	a := gorun.Wtime()
+	check(world.Barrier(), "Barrier")
+	if d := gorun.Wtime() - a; d < 0 {
+		fail("Wtime difference across a Barrier is %v", d)
+	}
+}
