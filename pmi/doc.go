@@ -9,6 +9,7 @@
 //   - client.go: the client a rank uses at Init: fullinit (falling back to
 //     PMI-1 when the server speaks only that), kvs put / fence / get, job
 //     attributes, finalize.
+//   - mapping.go: PMI_process_mapping, the "which ranks share a node" answer.
 //
 // Framing:
 //
