@@ -34,6 +34,9 @@ var (
 	ErrCanceled = errs.ErrCanceled
 	// ErrPeerLost: the peer process is gone.
 	ErrPeerLost = errs.ErrPeerLost
+	// ErrInvalidArg: an argument that does not fit the call's rules (for
+	// example a Message received a second time).
+	ErrInvalidArg = errs.ErrInvalidArg
 )
 
 // Status describes a received (or probed) message.

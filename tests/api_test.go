@@ -14,8 +14,9 @@ func TestAPI(t *testing.T) {
 		mode string
 		np   int
 	}{
-		{"typed", 3}, // IsendSlice/IrecvSlice/SendrecvSlice on float64, int32, int; Count
-		{"names", 3}, // ProcessorName agreed on one machine; Wtime monotonic
+		{"typed", 3},  // IsendSlice/IrecvSlice/SendrecvSlice on float64, int32, int; Count
+		{"names", 3},  // ProcessorName agreed on one machine; Wtime monotonic
+		{"mprobe", 2}, // goroutines sharing one source through Mprobe/Improbe: each message once
 	}
 	for _, c := range cases {
 		t.Run(c.mode, func(t *testing.T) {

@@ -18,4 +18,7 @@ var (
 	ErrCanceled = errors.New("gorun: request canceled")
 	// ErrPeerLost: the peer process is gone.
 	ErrPeerLost = errors.New("gorun: peer lost")
+	// ErrInvalidArg: an argument that does not fit the call's rules (lengths,
+	// counts, a Message already received).
+	ErrInvalidArg = errors.New("gorun: invalid argument")
 )

@@ -295,18 +295,23 @@ func (e *Engine) Cancel(r *Recv) bool {
 // tag) would match now, without removing it. It never creates context
 // state and panics on the same bad src and tag values as Post.
 func (e *Engine) Probe(ctx uint32, src, tag int) (*Msg, bool) {
+	m, _ := e.probe("Probe", ctx, src, tag)
+	return m, m != nil
+}
+
+// probe is Probe for call (named in panics); it also returns m's context.
+func (e *Engine) probe(call string, ctx uint32, src, tag int) (*Msg, *ctxState) {
 	if src < AnySource || src >= e.size {
-		panic(fmt.Sprintf("match: Probe: src %d out of range; want AnySource (-1) or 0..%d", src, e.size-1))
+		panic(fmt.Sprintf("match: %s: src %d out of range; want AnySource (-1) or 0..%d", call, src, e.size-1))
 	}
 	if tag < AnyTag {
-		panic(fmt.Sprintf("match: Probe: tag %d; want AnyTag (-1) or >= 0", tag))
+		panic(fmt.Sprintf("match: %s: tag %d; want AnyTag (-1) or >= 0", call, tag))
 	}
 	c := e.lookup(ctx)
 	if c == nil {
-		return nil, false
+		return nil, nil
 	}
-	m := e.find(c, src, tag)
-	return m, m != nil
+	return e.find(c, src, tag), c
 }
 
 // Remove takes the unexpected message m (as returned by Probe) out of the
@@ -317,6 +322,22 @@ func (e *Engine) Remove(m *Msg) {
 		panic(fmt.Sprintf("match: Remove: message ctx=%d src=%d seq=%d is not in the unexpected queue", m.Ctx, m.Src, m.Seq))
 	}
 	e.unqueue(e.lookup(m.Ctx), m)
+}
+
+// Mprobe is a matched probe (MPI_Mprobe): it takes the unexpected message
+// that Post of a receive (ctx, src, tag) would match now out of the engine,
+// as Probe then Remove would, and reports whether there was one. The
+// message's turn in its source's order is used up: later receives and
+// probes match the messages after it, and the caller alone delivers it.
+// It never creates context state and panics on the same bad src and tag
+// values as Post.
+func (e *Engine) Mprobe(ctx uint32, src, tag int) (*Msg, bool) {
+	m, c := e.probe("Mprobe", ctx, src, tag)
+	if m == nil {
+		return nil, false
+	}
+	e.unqueue(c, m)
+	return m, true
 }
 
 // DropPostedFrom removes every posted receive, in any context, whose Src is

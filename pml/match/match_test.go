@@ -16,7 +16,7 @@ func (e *Engine) setNextSeq(ctx uint32, src int, seq uint32) {
 // step is one call in a scripted test. want is the expected outcome,
 // written as the step's String form of the result (see run).
 type step struct {
-	op   string // arrive, post, cancel, probe, remove, drop, len, seqbase
+	op   string // arrive, post, cancel, probe, mprobe, remove, drop, len, seqbase
 	name string // message or receive name ("m1", "r1")
 	ctx  uint32
 	src  int
@@ -39,6 +39,10 @@ func probe(ctx uint32, src, tag int, want string) step {
 	return step{op: "probe", ctx: ctx, src: src, tag: tag, want: want}
 }
 
+func mprobe(ctx uint32, src, tag int, want string) step {
+	return step{op: "mprobe", ctx: ctx, src: src, tag: tag, want: want}
+}
+
 func remove(name string) step        { return step{op: "remove", name: name} }
 func drop(src int, want string) step { return step{op: "drop", src: src, want: want} }
 func length(want string) step        { return step{op: "len", want: want} }
@@ -47,7 +51,7 @@ func seqBase(ctx uint32, src int, seq uint32) step {
 }
 
 // run executes steps on a fresh engine of size ranks. Outcomes are encoded as:
-// arrive → "r1=m1 r2=m2" (pairs in order, "" for none); post and probe → the
+// arrive → "r1=m1 r2=m2" (pairs in order, "" for none); post, probe and mprobe → the
 // message name or "-"; cancel → "true"/"false"; drop → "r1 r2"; len →
 // "posted,unexpected,parked".
 func run(t *testing.T, size int, steps []step) {
@@ -100,6 +104,12 @@ func run(t *testing.T, size int, steps []step) {
 			got = name(m)
 		case "remove":
 			e.Remove(msgs[s.name])
+		case "mprobe":
+			m, ok := e.Mprobe(s.ctx, s.src, s.tag)
+			if ok != (m != nil) {
+				t.Fatalf("step %d: Mprobe = %v, %v: ok disagrees with message", i, m, ok)
+			}
+			got = name(m)
 		case "drop":
 			var rs []string
 			for _, r := range e.DropPostedFrom(s.src, nil) {
@@ -184,6 +194,44 @@ func TestMPIRules(t *testing.T) {
 			post("r2", 0, 1, T, "-"),
 			arrive("m1", 0, 1, 1, 0, "r1=m1"),
 			arrive("m2", 0, 1, 1, 1, "r2=m2"),
+		}},
+		{"matched probe: the message leaves matching; receives and probes see the next one", []step{
+			arrive("m1", 0, 1, 7, 0, ""),
+			arrive("m2", 0, 1, 7, 1, ""),
+			mprobe(0, 1, 7, "m1"),
+			length("0,1,0"),
+			probe(0, 1, 7, "m2"),
+			post("r1", 0, A, T, "m2"),
+			mprobe(0, 1, 7, "-"),
+			post("r2", 0, 1, 7, "-"),
+			arrive("m3", 0, 1, 7, 2, "r2=m3"),
+			length("0,0,0"),
+		}},
+		{"matched probe takes what a receive would: earliest released, wildcards, contexts apart", []step{
+			arrive("m1", 1, 2, 5, 0, ""),
+			arrive("m2", 0, 2, 6, 0, ""),
+			arrive("m3", 0, 1, 5, 0, ""),
+			mprobe(0, A, 5, "m3"),
+			mprobe(0, A, T, "m2"),
+			mprobe(0, A, T, "-"),
+			mprobe(2, A, T, "-"), // a context never used: none, and none created
+			mprobe(1, 2, T, "m1"),
+			length("0,0,0"),
+		}},
+		{"matched probe never sees a message ahead of its turn", []step{
+			arrive("m2", 0, 1, 3, 1, ""),
+			mprobe(0, 1, 3, "-"),
+			mprobe(0, A, T, "-"),
+			arrive("m1", 0, 1, 4, 0, ""),
+			mprobe(0, 1, 3, "m2"),
+			mprobe(0, 1, T, "m1"),
+		}},
+		{"matched probe leaves posted receives alone", []step{
+			post("r1", 0, 1, 9, "-"),
+			arrive("m1", 0, 1, 8, 0, ""),
+			mprobe(0, 1, 9, "-"),
+			mprobe(0, 1, 8, "m1"),
+			arrive("m2", 0, 1, 9, 1, "r1=m2"),
 		}},
 		{"out-of-order arrival is parked until the gap fills", []step{
 			post("r1", 0, 1, T, "-"),
@@ -416,6 +464,8 @@ func TestCallerBugsPanic(t *testing.T) {
 		{"receive src out of range", func(e *Engine) { e.Post(&Recv{Src: -2}) }, "src -2 out of range"},
 		{"receive tag below AnyTag", func(e *Engine) { e.Post(&Recv{Tag: -2}) }, "tag -2; want AnyTag"},
 		{"probe src out of range", func(e *Engine) { e.Probe(0, 9, 0) }, "Probe: src 9"},
+		{"matched probe src out of range", func(e *Engine) { e.Mprobe(0, 9, 0) }, "Mprobe: src 9"},
+		{"matched probe tag below AnyTag", func(e *Engine) { e.Mprobe(0, 0, -3) }, "Mprobe: tag -3"},
 		{"remove a message not unexpected", func(e *Engine) {
 			m := &Msg{Envelope: Envelope{Seq: 2}}
 			e.Arrive(m, nil)

@@ -195,16 +195,27 @@ func runModel(t testing.TB, cfg modelConfig, ch chooser) int {
 			if got, want := e.Cancel(r), f.cancel(r); got != want {
 				t.Fatalf("op %d: Cancel(%s) = %v, want %v", ops, fmtRecv(r), got, want)
 			}
-		case 8: // probe, and sometimes remove what it found
+		case 8: // probe, and sometimes remove what it found or take it by a matched probe
 			src, tag := pick(cfg.size+1)-1, pick(cfg.tags+1)-1
 			got, ok := e.Probe(ctx, src, tag)
 			want := f.probe(ctx, src, tag)
 			if got != want || ok != (want != nil) {
 				t.Fatalf("op %d: Probe(ctx=%d src=%d tag=%d) = %s, %v, want %s", ops, ctx, src, tag, fmtMsg(got), ok, fmtMsg(want))
 			}
-			if got != nil && pick(2) == 0 {
-				e.Remove(got)
-				f.remove(got)
+			switch pick(3) {
+			case 0:
+				if got != nil {
+					e.Remove(got)
+					f.remove(got)
+				}
+			case 1: // a matched probe takes exactly what Probe showed
+				m, ok := e.Mprobe(ctx, src, tag)
+				if m != want || ok != (want != nil) {
+					t.Fatalf("op %d: Mprobe(ctx=%d src=%d tag=%d) = %s, %v, want %s", ops, ctx, src, tag, fmtMsg(m), ok, fmtMsg(want))
+				}
+				if want != nil {
+					f.remove(want)
+				}
 			}
 		case 9: // peer lost (rarely)
 			if pick(8) != 0 {

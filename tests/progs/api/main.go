@@ -6,8 +6,12 @@
 package main
 
 import (
+	"bytes"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"unsafe"
 
 	"github.com/gorun-mpi/gorun"
@@ -38,7 +42,7 @@ func main() {
 	}
 	mode := os.Args[1]
 	modes := map[string]func(){
-		"typed": typed, "names": names,
+		"typed": typed, "names": names, "mprobe": mprobe,
 	}
 	f, ok := modes[mode]
 	if !ok {
@@ -153,5 +157,105 @@ func names() {
 	check(world.Barrier(), "Barrier")
 	if d := gorun.Wtime() - a; d < 0 {
 		fail("Wtime difference across a Barrier is %v", d)
+	}
+}
+
+// mprobe: G goroutines of rank 0 take messages from rank 1 by matched
+// probes (half blocking Mprobe, half polling Improbe; receiving through
+// Message.Recv or Message.Irecv), eager and rendezvous sizes mixed: every
+// message is received exactly once, intact. A Message is received once.
+func mprobe() {
+	const G, M, stopTag = 8, 600, 2
+	size := func(i int) int { return 4 + (i*7919)%150000 }
+	msg := func(i int) []byte {
+		b := make([]byte, size(i))
+		for j := range b {
+			b[j] = byte(j*13 + i)
+		}
+		binary.LittleEndian.PutUint32(b, uint32(i))
+		return b
+	}
+	switch world.Rank() {
+	case 1:
+		for i := 0; i < M; i++ {
+			check(world.Send(msg(i), 0, 1), "Send")
+		}
+		for g := 0; g < G; g++ {
+			check(world.Send(nil, 0, stopTag), "Send stop")
+		}
+	case 0:
+		var mu sync.Mutex
+		seen := make([]int, M)
+		var wg sync.WaitGroup
+		for g := 0; g < G; g++ {
+			wg.Add(1)
+			go func(g int) {
+				defer wg.Done()
+				buf := make([]byte, 150004)
+				for k := 0; ; k++ {
+					var m *gorun.Message
+					var st gorun.Status
+					if g%2 == 0 {
+						var err error
+						m, st, err = world.Mprobe(1, gorun.AnyTag)
+						check(err, "Mprobe")
+					} else {
+						var ok bool
+						var err error
+						m, st, ok, err = world.Improbe(1, gorun.AnyTag)
+						check(err, "Improbe")
+						if !ok {
+							if m != nil {
+								fail("Improbe returned a Message with ok=false")
+							}
+							continue
+						}
+					}
+					var rst gorun.Status
+					var err error
+					if k%2 == 0 {
+						rst, err = m.Recv(buf)
+					} else {
+						var r *gorun.Request
+						r, err = m.Irecv(buf)
+						check(err, "Message.Irecv")
+						rst, err = r.Wait()
+					}
+					check(err, "Message receive")
+					if rst != st {
+						fail("received %+v, the probe said %+v", rst, st)
+					}
+					if _, err := m.Recv(buf); !errors.Is(err, gorun.ErrInvalidArg) {
+						fail("a second Recv of a Message: %v, want ErrInvalidArg", err)
+					}
+					if r, err := m.Irecv(buf); r != nil || !errors.Is(err, gorun.ErrInvalidArg) {
+						fail("Irecv of a received Message: %v %v, want nil and ErrInvalidArg", r, err)
+					}
+					if st.Tag == stopTag {
+						return
+					}
+					i := int(binary.LittleEndian.Uint32(buf))
+					if i >= M || st.Count != size(i) || !bytes.Equal(buf[:st.Count], msg(i)) {
+						fail("message %d (%d bytes): corrupted or wrong size", i, st.Count)
+					}
+					mu.Lock()
+					seen[i]++
+					mu.Unlock()
+				}
+			}(g)
+		}
+		wg.Wait()
+		for i, n := range seen {
+			if n != 1 {
+				fail("message %d received %d times, want exactly once", i, n)
+			}
+		}
+		var nilMsg *gorun.Message
+		if _, err := nilMsg.Recv(nil); !errors.Is(err, gorun.ErrInvalidArg) {
+			fail("Recv of a nil Message: %v, want ErrInvalidArg", err)
+		}
+		if _, _, ok, err := world.Improbe(1, gorun.AnyTag); ok || err != nil {
+			fail("Improbe after every message was taken: ok=%v err=%v", ok, err)
+		}
 	}
 }
