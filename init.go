@@ -17,13 +17,21 @@ import (
 	"github.com/gorun-mpi/gorun/rndv"
 )
 
-// Parameters of the runtime itself (wire-up).
-var runtimeParams = []mca.Param{
-	{Name: "rndv_base_timeout", Type: mca.TypeInt, Default: "60", Min: 1, Max: 86400,
-		Help: "seconds a rank waits for the other ranks' business cards and the shared segment at Init"},
+// runtimeConfig is the parameters of the runtime itself: which BTLs a rank
+// uses and how long it waits for the others at Init.
+type runtimeConfig struct {
+	BTL         mca.Selection // btl
+	WireTimeout int           // rndv_base_timeout, seconds
 }
 
-func init() { mca.Register("rndv_base", runtimeParams) }
+// runtimeParams declares runtimeConfig's parameters. A new BTL adds its
+// name to the btl selector's known components.
+var runtimeParams = mca.Declare("gorun", []mca.Field[runtimeConfig]{
+	mca.Selector("btl", "self,sm", []string{"self", "sm"}, func(c *runtimeConfig) *mca.Selection { return &c.BTL },
+		`BTL components to use: "a,b" uses exactly these, "^a" all but these`),
+	mca.Int("rndv_base_timeout", "60", 1, 86400, func(c *runtimeConfig) *int { return &c.WireTimeout },
+		"seconds a rank waits for the other ranks' business cards and the shared segment at Init"),
+})
 
 // state is the process-wide runtime: one job per process.
 var state struct {
@@ -125,6 +133,14 @@ func bootstrap() (*pml.PML, error) {
 			fmt.Fprintln(os.Stderr, w)
 		}
 	}
+	rt, err := runtimeParams.Config(params)
+	if err != nil {
+		return nil, err
+	}
+	pcfg, err := pml.Params.Config(params)
+	if err != nil {
+		return nil, err
+	}
 	log := mca.Logger(params, "pml")
 	var mods []btl.Module
 	closeAll := func() {
@@ -132,7 +148,7 @@ func bootstrap() (*pml.PML, error) {
 			m.Close()
 		}
 	}
-	if params.Selected("btl", "self") {
+	if rt.BTL.Has("self") {
 		m, err := self.New(env.rank, params)
 		if err != nil {
 			return nil, err
@@ -143,7 +159,7 @@ func bootstrap() (*pml.PML, error) {
 		if err := launcher.RankInit(); err != nil {
 			return nil, err
 		}
-		timeout := time.Duration(params.Int("rndv_base_timeout")) * time.Second
+		timeout := time.Duration(rt.WireTimeout) * time.Second
 		card := rndv.Card{Version: rndv.CardVersion, Rank: env.rank, LocalRank: env.localRank, Pid: os.Getpid(), Caps: []string{"sm"}}
 		if err := rndv.PublishCard(env.sessionDir, card); err != nil {
 			closeAll()
@@ -154,7 +170,7 @@ func bootstrap() (*pml.PML, error) {
 			closeAll()
 			return nil, err
 		}
-		if env.size > 1 && params.Selected("btl", "sm") {
+		if env.size > 1 && rt.BTL.Has("sm") {
 			pids := make([]int, env.size)
 			for i, c := range cards {
 				pids[i] = c.Pid
@@ -169,16 +185,9 @@ func bootstrap() (*pml.PML, error) {
 			mods = append(mods, m)
 		}
 	}
-	spin := int(params.Int("btl_sm_spin_count"))
-	yield := params.String("pml_ob1_yield_when_idle") == "yes" ||
-		params.String("pml_ob1_yield_when_idle") == "auto" && env.size > runtime.NumCPU()
-	p, err := pml.New(pml.Config{
-		Rank: env.rank, Size: env.size, Modules: mods, SpinCount: spin, Yield: yield,
-		UnexpectedLimit: params.Size("pml_ob1_unexpected_limit"),
-		RgetLimit:       int(params.Size("pml_ob1_rget_limit")),
-		RgetMax:         int(params.Size("pml_ob1_rget_max")),
-		Log:             log,
-	})
+	pcfg.Rank, pcfg.Size, pcfg.Modules, pcfg.Log = env.rank, env.size, mods, log
+	pcfg.SetYield(runtime.NumCPU())
+	p, err := pml.New(pcfg)
 	if err != nil {
 		closeAll()
 		return nil, err

@@ -131,7 +131,11 @@ func (j *job) run() int {
 	if v, ok := set.Lookup("btl_sm_backing_directory"); ok {
 		j.backingDir = v.Value
 	}
-	j.gomaxprocs = gomaxprocsEnv(o.Environ, set, o.NP)
+	cfg, err := Params.Config(set)
+	if err != nil {
+		return j.fail("%v", err)
+	}
+	j.gomaxprocs = gomaxprocsEnv(o.Environ, cfg, o.NP)
 
 	prog, err := findProgram(o.Program)
 	if err != nil {

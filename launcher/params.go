@@ -8,13 +8,16 @@ import (
 	"github.com/gorun-mpi/gorun/mca"
 )
 
-// Params is the launcher's parameter table, registered with mca at init.
-var Params = []mca.Param{
-	{Name: "launcher_base_gomaxprocs", Type: mca.TypeInt, Default: "0", Min: 0, Max: 1 << 16,
-		Help: "GOMAXPROCS of each rank when gorun's environment has none: 0 = the cores divided among the ranks (at least 1), N = N"},
+// Config is the launcher's own parameters.
+type Config struct {
+	GOMAXPROCS int // launcher_base_gomaxprocs
 }
 
-func init() { mca.Register("launcher_base", Params) }
+// Params declares the launcher's parameters, bound to Config's fields.
+var Params = mca.Declare("launcher_base", []mca.Field[Config]{
+	mca.Int("launcher_base_gomaxprocs", "0", 0, 1<<16, func(c *Config) *int { return &c.GOMAXPROCS },
+		"GOMAXPROCS of each rank when gorun's environment has none: 0 = the cores divided among the ranks (at least 1), N = N"),
+})
 
 // envGOMAXPROCS is the Go runtime's variable for the number of threads
 // running Go code at once.
@@ -39,12 +42,11 @@ func rankGOMAXPROCS(param, np, cores int) int {
 
 // gomaxprocsEnv returns the GOMAXPROCS entry for the ranks' environment,
 // or "" when environ already sets it (the user's choice wins).
-func gomaxprocsEnv(environ []string, set *mca.Set, np int) string {
+func gomaxprocsEnv(environ []string, cfg Config, np int) string {
 	for _, kv := range environ {
 		if strings.HasPrefix(kv, envGOMAXPROCS+"=") {
 			return ""
 		}
 	}
-	param := int(set.Int("launcher_base_gomaxprocs")) // registered by this package
-	return envGOMAXPROCS + "=" + strconv.Itoa(rankGOMAXPROCS(param, np, runtime.NumCPU()))
+	return envGOMAXPROCS + "=" + strconv.Itoa(rankGOMAXPROCS(cfg.GOMAXPROCS, np, runtime.NumCPU()))
 }

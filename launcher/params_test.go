@@ -32,13 +32,17 @@ func TestGOMAXPROCSEnv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := gomaxprocsEnv([]string{"PATH=/bin", "GOMAXPROCSX=1"}, set, 2); got != "GOMAXPROCS=3" {
+	cfg, err := Params.Config(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := gomaxprocsEnv([]string{"PATH=/bin", "GOMAXPROCSX=1"}, cfg, 2); got != "GOMAXPROCS=3" {
 		t.Errorf("without GOMAXPROCS in the environment: %q; want GOMAXPROCS=3", got)
 	}
-	if got := gomaxprocsEnv([]string{"GOMAXPROCS=7"}, set, 2); got != "" {
+	if got := gomaxprocsEnv([]string{"GOMAXPROCS=7"}, cfg, 2); got != "" {
 		t.Errorf("with GOMAXPROCS=7 in the environment: %q; want none (the user's wins)", got)
 	}
-	if got := gomaxprocsEnv([]string{"GOMAXPROCS="}, set, 2); got != "" {
+	if got := gomaxprocsEnv([]string{"GOMAXPROCS="}, cfg, 2); got != "" {
 		t.Errorf("with an empty GOMAXPROCS in the environment: %q; want none (Go's default then)", got)
 	}
 }

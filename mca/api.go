@@ -16,8 +16,8 @@ const (
 	TypeSelector             // framework selector: "a,b" includes, "^a,b" excludes; names from Allowed
 )
 
-// Param declares one parameter. Components declare them in one table each
-// and pass it to Register from an init function or a package-level var.
+// Param declares one parameter. Components build them with the Field
+// constructors (Int, Size, ...) and Declare; Register takes a bare table.
 type Param struct {
 	Name     string   // <framework>_<component>_<param>, or a framework name for a selector
 	Type     Type     //
@@ -25,4 +25,8 @@ type Param struct {
 	Help     string   // one line; never repeats the default
 	Allowed  []string // TypeEnum: the values; TypeSelector: the known component names
 	Min, Max int64    // TypeInt, TypeSize: inclusive range; Max == 0 means no upper bound
+
+	// Deprecated are old names that still set the parameter, with a
+	// warning; a Set lists each as a synonym holding the same value.
+	Deprecated []string
 }

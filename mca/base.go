@@ -4,16 +4,10 @@ package mca
 // parameter in the base table.
 var frameworks = []string{"btl", "pml", "mpool", "rndv", "launcher"}
 
-// baseTable is mca's own table: the btl selector and one verbosity level per
-// framework.
+// baseTable is mca's own table: one verbosity level per framework, which
+// Logger reads.
 func baseTable() []Param {
-	t := []Param{{
-		Name:    "btl",
-		Type:    TypeSelector,
-		Default: "self,sm",
-		Allowed: []string{"self", "sm"},
-		Help:    `BTL components to use: "a,b" uses exactly these, "^a" all but these`,
-	}}
+	var t []Param
 	for _, fw := range frameworks {
 		t = append(t, Param{
 			Name:    fw + "_base_verbose",
@@ -26,4 +20,4 @@ func baseTable() []Param {
 	return t
 }
 
-func init() { Register("mca", baseTable()) }
+func init() { defaultRegistry.Register("mca", baseTable()) }

@@ -25,8 +25,10 @@ const encodingHeader = "gorun-mca/1"
 // File line numbers are not kept.
 func (s *Set) Encode() string {
 	names := make([]string, 0, len(s.vals))
-	for n := range s.vals {
-		names = append(names, n)
+	for n, sv := range s.vals {
+		if !sv.alias {
+			names = append(names, n)
+		}
 	}
 	sort.Strings(names)
 	var b strings.Builder
@@ -36,13 +38,6 @@ func (s *Set) Encode() string {
 		b.WriteString(";" + url.QueryEscape(n) + "," + url.QueryEscape(sv.src) + "," + url.QueryEscape(sv.v.raw))
 	}
 	return b.String()
-}
-
-// Decode reads an Encode result with the default registry; see
-// (*Registry).Decode. Its warnings are dropped; Load keeps them.
-func Decode(enc string) (*Set, error) {
-	s, _, err := defaultRegistry.Decode(enc)
-	return s, err
 }
 
 // Decode reads an Encode result. The text comes from outside the process,
@@ -56,7 +51,7 @@ func Decode(enc string) (*Set, error) {
 // (the launcher and the rank program were built with different components).
 // Warnings the launcher already printed (unknown excluded components) are
 // not repeated.
-func (r *Registry) Decode(enc string) (*Set, []string, error) {
+func (r *registry) Decode(enc string) (*Set, []string, error) {
 	params := r.snapshot()
 	parts := strings.Split(enc, ";")
 	if parts[0] != encodingHeader {
@@ -93,6 +88,7 @@ func (r *Registry) Decode(enc string) (*Set, []string, error) {
 			s.vals[name] = setValue{p: e.Param, v: e.def, src: SourceDefault}
 		}
 	}
+	finish(s, params)
 	sort.Strings(warns)
 	return s, warns, nil
 }

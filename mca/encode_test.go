@@ -33,10 +33,10 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 	if !equalValues(d.All(), s.All()) {
 		t.Errorf("Decode(Encode()).All() =\n%+v\nwant\n%+v", d.All(), s.All())
 	}
-	if d.String("rndv_base_dir") != "odd ;,%+=&\x00\n\tvalue é" || d.Source("rndv_base_dir") != "flag" ||
-		d.Size("btl_sm_eager_limit") != 65536 || d.Source("btl_sm_eager_limit") != "env:GORUN_MCA_btl_sm_eager_limit" ||
-		d.Int("btl_sm_fifo_size") != 33 || d.Source("btl_sm_fifo_size") != "file:"+path ||
-		d.Selected("btl", "sm") != true || d.Source("pml_base_warn") != "default" {
+	if d.getString("rndv_base_dir") != "odd ;,%+=&\x00\n\tvalue é" || d.sourceOf("rndv_base_dir") != "flag" ||
+		d.getSize("btl_sm_eager_limit") != 65536 || d.sourceOf("btl_sm_eager_limit") != "env:GORUN_MCA_btl_sm_eager_limit" ||
+		d.getInt("btl_sm_fifo_size") != 33 || d.sourceOf("btl_sm_fifo_size") != "file:"+path ||
+		d.isSelected("btl", "sm") != true || d.sourceOf("pml_base_warn") != "default" {
 		t.Errorf("decoded set differs: %s", d.Encode())
 	}
 	if d.Encode() != enc {
@@ -93,8 +93,8 @@ func TestDecodeVersionSkew(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Source("btl") != "flag" || s.Selected("btl", "self") || s.Source("btl_sm_fifo_size") != "default" ||
-		s.Int("btl_sm_fifo_size") != 64 {
+	if s.sourceOf("btl") != "flag" || s.isSelected("btl", "self") || s.sourceOf("btl_sm_fifo_size") != "default" ||
+		s.getInt("btl_sm_fifo_size") != 64 {
 		t.Errorf("decoded: %s", s.Encode())
 	}
 	if len(warns) != len(testTable()) || !strings.Contains(strings.Join(warns, "\n"), `"btl_tcp_port", unknown to this program`) ||

@@ -3,6 +3,7 @@ package mca
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Sentinels wrapped by every *ParamError and *FileError; match with errors.Is.
@@ -19,18 +20,18 @@ var (
 type ParamError struct {
 	Name    string // parameter name
 	Value   string // the value as given
-	Source  string // "flag", "env:GORUN_MCA_<name>", "file:PATH" or "default"
+	Source  string // "flag", "env:GORUN_MCA_<name>", "file:PATH" or "default"; "" for a Config built without mca
 	Line    int    // line in the file for a "file:" source; 0 otherwise
 	Allowed string // what the parameter accepts, in words
 	Err     error  // the reason; unwraps to ErrSyntax, ErrRange or ErrNotAllowed
 }
 
 func (e *ParamError) Error() string {
-	src := e.Source
-	if e.Line > 0 {
-		src = fmt.Sprintf("%s:%d", src, e.Line)
+	msg := fmt.Sprintf("mca: %s=%q", e.Name, clip(e.Value))
+	if e.Source != "" {
+		msg += " (from " + sourceText(e.Source, e.Line) + ")"
 	}
-	msg := fmt.Sprintf("mca: %s=%q (from %s): %v", e.Name, e.Value, src, e.Err)
+	msg += fmt.Sprintf(": %v", e.Err)
 	if e.Allowed != "" {
 		msg += "; allowed: " + e.Allowed
 	}
@@ -77,4 +78,13 @@ func rangeErr(format string, args ...any) error {
 
 func notAllowedErr(format string, args ...any) error {
 	return &reason{fmt.Sprintf(format, args...), ErrNotAllowed}
+}
+
+// clipSource shortens the name inside an "env:GORUN_MCA_<name>" source for
+// an error message; other sources are ours and kept whole.
+func clipSource(src string) string {
+	if name, ok := strings.CutPrefix(src, "env:"+EnvPrefix); ok {
+		return "env:" + EnvPrefix + clip(name)
+	}
+	return src
 }

@@ -6,32 +6,50 @@ import (
 	"github.com/gorun-mpi/gorun/mca"
 )
 
-func ExampleRegistry_Resolve() {
-	r := mca.NewRegistry()
-	r.Register("sm", []mca.Param{
-		{Name: "btl", Type: mca.TypeSelector, Default: "self,sm", Allowed: []string{"self", "sm"}, Help: "BTLs to use"},
-		{Name: "btl_sm_eager_limit", Type: mca.TypeSize, Default: "4k", Max: 1 << 30, Help: "largest eager payload"},
-	})
-	s, warns, err := r.Resolve(mca.Inputs{
-		Flags:   [][2]string{{"btl", "^tcp"}},
-		Environ: []string{"GORUN_MCA_btl_sm_eager_limit=64K", "GORUN_MCA_btl_sm_eagr_limit=1m"},
-	})
+// exampleConfig is a component's configuration: each parameter fills one field.
+type exampleConfig struct {
+	EagerLimit  int
+	MaxSendSize int
+	Mode        string
+}
+
+// exampleParams declares the component's parameters once, with the rule
+// between two of them; Resolve (so gorun) refuses a combination that breaks it.
+var exampleParams = mca.Declare("example", []mca.Field[exampleConfig]{
+	mca.Size("example_eager_limit", "4k", 0, 1<<20, func(c *exampleConfig) *int { return &c.EagerLimit },
+		"largest payload sent eagerly"),
+	mca.Size("example_max_send_size", "32k", 1<<10, 16<<20, func(c *exampleConfig) *int { return &c.MaxSendSize },
+		"largest payload of one fragment"),
+	mca.Enum("example_mode", "auto", []string{"auto", "none"}, func(c *exampleConfig) *string { return &c.Mode },
+		"auto or none"),
+}, mca.Rule[exampleConfig]{
+	Names: []string{"example_eager_limit", "example_max_send_size"},
+	Check: func(c *exampleConfig) string {
+		if c.EagerLimit > c.MaxSendSize {
+			return "the eager limit must not exceed the max send size"
+		}
+		return ""
+	},
+})
+
+func ExampleDeclare() {
+	fmt.Printf("%+v\n", exampleParams.Defaults())
+
+	s, _, err := mca.Resolve(mca.Inputs{Environ: []string{"GORUN_MCA_example_eager_limit=8K"}})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	for _, w := range warns {
-		fmt.Println(w)
-	}
-	fmt.Println(s.Size("btl_sm_eager_limit"), s.Source("btl_sm_eager_limit"))
-	fmt.Println(s.Selection("btl"), s.Source("btl"))
+	c, err := exampleParams.Config(s)
+	fmt.Printf("%+v %v\n", c, err)
 
-	_, _, err = r.Resolve(mca.Inputs{Flags: [][2]string{{"btl_sm_eager_limit", "64q"}}})
+	_, _, err = mca.Resolve(mca.Inputs{Flags: [][2]string{{"example_eager_limit", "64k"}}})
+	fmt.Println(err)
+	_, _, err = mca.Resolve(mca.Inputs{Flags: [][2]string{{"example_eager_limit", "64q"}}})
 	fmt.Println(err)
 	// Output:
-	// mca: btl="^tcp" (from flag): excludes unknown component "tcp" (known: self, sm); ignored
-	// mca: unknown parameter "btl_sm_eagr_limit" (from env:GORUN_MCA_btl_sm_eagr_limit); did you mean "btl_sm_eager_limit"?
-	// 65536 env:GORUN_MCA_btl_sm_eager_limit
-	// [self sm] flag
-	// mca: btl_sm_eager_limit="64q" (from flag): invalid size; allowed: bytes or a k/m/g suffix (e.g. 4096, 64k, 1m), 0..1g
+	// {EagerLimit:4096 MaxSendSize:32768 Mode:auto}
+	// {EagerLimit:8192 MaxSendSize:32768 Mode:auto} <nil>
+	// mca: example_eager_limit="64k" (from flag) and example_max_send_size="32k" (from default) cannot work together: the eager limit must not exceed the max send size
+	// mca: example_eager_limit="64q" (from flag): invalid size; allowed: bytes or a k/m/g suffix (e.g. 4096, 64k, 1m), 0..1m
 }

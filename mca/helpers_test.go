@@ -19,9 +19,9 @@ func testTable() []Param {
 	}
 }
 
-func newTestRegistry(t testing.TB) *Registry {
+func newTestRegistry(t testing.TB) *registry {
 	t.Helper()
-	r := NewRegistry()
+	r := newRegistry()
 	r.Register("test", testTable())
 	return r
 }

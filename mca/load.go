@@ -33,7 +33,7 @@ func Logger(s *Set, framework string) hclog.Logger { return LoggerTo(s, framewor
 func LoggerTo(s *Set, framework string, w io.Writer) hclog.Logger {
 	return hclog.New(&hclog.LoggerOptions{
 		Name:   framework,
-		Level:  hclog.LevelFromString(s.String(framework + "_base_verbose")),
+		Level:  hclog.LevelFromString(s.getString(framework + "_base_verbose")),
 		Output: w,
 	})
 }

@@ -20,7 +20,7 @@ func TestLoadDecodesResolved(t *testing.T) {
 	if err != nil || len(warns) != 0 {
 		t.Fatalf("Load: %v, %q", err, warns)
 	}
-	if got.Selected("btl", "sm") || got.String("pml_base_verbose") != "debug" || got.Source("btl") != "flag" {
+	if got.isSelected("btl", "sm") || got.getString("pml_base_verbose") != "debug" || got.sourceOf("btl") != "flag" {
 		t.Errorf("Load = %s", got.Encode())
 	}
 
@@ -28,7 +28,7 @@ func TestLoadDecodesResolved(t *testing.T) {
 	if _, _, err := Load(); err == nil || !strings.Contains(err.Error(), EnvResolved) {
 		t.Errorf("Load with garbage = %v; want an error naming %s", err, EnvResolved)
 	}
-	if _, err := Decode("garbage"); err == nil {
+	if _, _, err := defaultRegistry.Decode("garbage"); err == nil {
 		t.Error("Decode(garbage) = nil error")
 	}
 }
@@ -43,8 +43,8 @@ func TestLoadSingletonResolves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.String("rndv_base_verbose") != "info" || !strings.HasPrefix(s.Source("rndv_base_verbose"), "file:") ||
-		s.String("launcher_base_verbose") != "error" {
+	if s.getString("rndv_base_verbose") != "info" || !strings.HasPrefix(s.sourceOf("rndv_base_verbose"), "file:") ||
+		s.getString("launcher_base_verbose") != "error" {
 		t.Errorf("Load = %s", s.Encode())
 	}
 	if len(warns) != 1 || !strings.Contains(warns[0], `unknown parameter "btl_nope"`) {
@@ -88,8 +88,8 @@ func TestLoggerLevel(t *testing.T) {
 			t.Errorf("level %s: output %q lacks the logger name", tt.level, out)
 		}
 	}
-	if l := Logger(Defaults(), "pml"); l.Name() != "pml" || !l.IsWarn() || l.IsInfo() {
+	if l := Logger(defaultRegistry.Defaults(), "pml"); l.Name() != "pml" || !l.IsWarn() || l.IsInfo() {
 		t.Errorf("Logger(defaults, pml): name %q, warn %v info %v", l.Name(), l.IsWarn(), l.IsInfo())
 	}
-	mustPanic(t, "Logger of an unknown framework", func() { Logger(Defaults(), "nosuch") })
+	mustPanic(t, "Logger of an unknown framework", func() { Logger(defaultRegistry.Defaults(), "nosuch") })
 }

@@ -58,12 +58,12 @@ func parseParamFile(path string, data []byte) ([]fileEntry, error) {
 		eq := strings.IndexByte(line, '=')
 		if eq < 0 {
 			return nil, &FileError{Path: path, Line: i + 1,
-				Err: syntaxErr(`missing "=" in %q; want "name = value"`, line)}
+				Err: syntaxErr(`missing "=" in %q; want "name = value"`, clip(line))}
 		}
 		name, val := strings.TrimSpace(line[:eq]), strings.TrimSpace(line[eq+1:])
 		if !validName(name) {
 			return nil, &FileError{Path: path, Line: i + 1,
-				Err: syntaxErr(`invalid parameter name %q; want letters, digits and "_"`, name)}
+				Err: syntaxErr(`invalid parameter name %q; want letters, digits and "_"`, clip(name))}
 		}
 		out = append(out, fileEntry{name: name, value: val, line: i + 1})
 	}

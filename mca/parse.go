@@ -215,10 +215,10 @@ func parseSelector(p *Param, raw string) (value, []string, error) {
 		}
 		if !slices.Contains(p.Allowed, it) {
 			if !v.exclude {
-				return v, nil, notAllowedErr("unknown component %q", it)
+				return v, nil, notAllowedErr("unknown component %q", clip(it))
 			}
 			warns = append(warns, fmt.Sprintf("excludes unknown component %q (known: %s); ignored",
-				it, strings.Join(p.Allowed, ", ")))
+				clip(it), strings.Join(p.Allowed, ", ")))
 		}
 		v.list = append(v.list, it)
 	}

@@ -8,14 +8,16 @@ import (
 	"sync"
 )
 
-// Registry holds declared parameters. The package-level functions (Register,
+// registry holds declared parameters. The package-level functions (Register,
 // Defaults, Resolve, Decode, Closest, Lookup) use the default registry,
 // which every component registers into; tests build their own with
-// NewRegistry. A Registry is safe for concurrent use.
-type Registry struct {
+// newRegistry. A registry is safe for concurrent use.
+type registry struct {
 	mu struct {
 		sync.RWMutex
-		params map[string]entry // by name
+		params   map[string]entry   // by name
+		synonyms map[string]string  // deprecated name -> parameter name
+		checks   []func(*Set) error // the Components' rules, in declaration order
 	}
 }
 
@@ -27,57 +29,36 @@ type entry struct {
 	def       value
 }
 
-// NewRegistry returns an empty registry.
-func NewRegistry() *Registry {
-	r := &Registry{}
+// newRegistry returns an empty registry.
+func newRegistry() *registry {
+	r := &registry{}
 	r.mu.params = make(map[string]entry)
+	r.mu.synonyms = make(map[string]string)
 	return r
 }
 
-var defaultRegistry = NewRegistry()
+var defaultRegistry = newRegistry()
 
-// DefaultRegistry returns the registry that Register fills and that Load,
-// Resolve, Decode, Defaults, Closest and Lookup read.
-func DefaultRegistry() *Registry { return defaultRegistry }
-
-// Register adds component's table to the default registry; see
-// (*Registry).Register.
-func Register(component string, table []Param) { defaultRegistry.Register(component, table) }
-
-// Declare registers component's table in the default registry, like
-// Register, and returns the table, so that a component can declare its
-// parameters as a package-level var:
-//
-//	var params = mca.Declare("sm", []mca.Param{{Name: "btl_sm_eager_limit", ...}})
-func Declare(component string, table []Param) []Param {
-	defaultRegistry.Register(component, table)
-	return table
-}
-
-// Defaults returns every parameter of the default registry at its default.
-func Defaults() *Set { return defaultRegistry.Defaults() }
-
-// Closest returns the registered name nearest to name; see (*Registry).Closest.
+// Closest returns the registered name nearest to name; see (*registry).Closest.
 func Closest(name string) string { return defaultRegistry.Closest(name) }
 
-// Lookup returns the declaration of a parameter of the default registry.
-func Lookup(name string) (Param, bool) { return defaultRegistry.Lookup(name) }
-
-// Register adds component's table. It is meant for init functions and
-// package-level vars, so it panics on a programmer error: an empty or
+// Register adds component's table (Declare calls it). It is meant for
+// package initialization, so it panics on a programmer error: an empty or
 // malformed name (names are letters, digits and '_'), a name registered
 // before (by any component), an unknown Type, an enum or selector without
 // Allowed values, Min > Max (with Max != 0), a negative Min for a size, an
 // empty or multi-line Help, or a Default that does not parse, is out of
 // range, or (for a selector) names an unknown component. Either the whole
 // table is registered or, on a panic, none of it.
-func (r *Registry) Register(component string, table []Param) {
+func (r *registry) Register(component string, table []Param) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	add := make(map[string]entry, len(table))
+	syn := make(map[string]string)
 	for i := range table {
 		p := table[i]
 		p.Allowed = slices.Clone(p.Allowed)
+		p.Deprecated = slices.Clone(p.Deprecated)
 		where := fmt.Sprintf("mca: component %q, parameter %q", component, p.Name)
 		if err := checkDecl(&p); err != nil {
 			panic(fmt.Sprintf("%s: %v", where, err))
@@ -95,11 +76,38 @@ func (r *Registry) Register(component string, table []Param) {
 		if len(warns) > 0 {
 			panic(fmt.Sprintf("%s: Default %q: %s", where, p.Default, warns[0]))
 		}
+		for _, old := range p.Deprecated {
+			_, taken := r.mu.params[old]
+			_, takenSyn := r.mu.synonyms[old]
+			_, inTable := syn[old]
+			if !validName(old) || taken || takenSyn || inTable || old == p.Name {
+				panic(fmt.Sprintf("%s: deprecated name %q is invalid or already taken", where, old))
+			}
+			syn[old] = p.Name
+		}
 		add[p.Name] = entry{Param: p, component: component, def: def}
 	}
+	for old := range syn {
+		if _, ok := add[old]; ok {
+			panic(fmt.Sprintf("mca: component %q: deprecated name %q is also a parameter", component, old))
+		}
+	}
 	for name, e := range add {
+		if _, ok := r.mu.synonyms[name]; ok {
+			panic(fmt.Sprintf("mca: component %q, parameter %q: already a deprecated name", component, name))
+		}
 		r.mu.params[name] = e
 	}
+	for old, name := range syn {
+		r.mu.synonyms[old] = name
+	}
+}
+
+// addCheck adds a Component's rule check, run by Resolve on every Set.
+func (r *registry) addCheck(check func(*Set) error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.mu.checks = append(r.mu.checks, check)
 }
 
 // checkDecl checks the declaration itself, before its Default.
@@ -152,7 +160,7 @@ func validName(name string) bool {
 }
 
 // Lookup returns the declaration of name.
-func (r *Registry) Lookup(name string) (Param, bool) {
+func (r *registry) Lookup(name string) (Param, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	e, ok := r.mu.params[name]
@@ -160,7 +168,7 @@ func (r *Registry) Lookup(name string) (Param, bool) {
 }
 
 // Names returns every registered name, sorted.
-func (r *Registry) Names() []string {
+func (r *registry) Names() []string {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	names := make([]string, 0, len(r.mu.params))
@@ -176,7 +184,7 @@ func (r *Registry) Names() []string {
 // bytes or more) counts as distance 1, so "verbose" finds a *_verbose
 // parameter. Ties go to the alphabetically first. It returns "" only when
 // nothing is registered.
-func (r *Registry) Closest(name string) string {
+func (r *registry) Closest(name string) string {
 	best, bestD := "", -1
 	lower := strings.ToLower(name)
 	for _, n := range r.Names() {
@@ -215,7 +223,7 @@ func editDistance(a, b string) int {
 
 // snapshot copies the registered entries, so Resolve and Decode work on a
 // consistent view without holding the lock.
-func (r *Registry) snapshot() map[string]entry {
+func (r *registry) snapshot() map[string]entry {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	m := make(map[string]entry, len(r.mu.params))
@@ -225,21 +233,56 @@ func (r *Registry) snapshot() map[string]entry {
 	return m
 }
 
+// synonymOf returns the parameter a deprecated name stands for.
+func (r *registry) synonymOf(old string) (string, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	name, ok := r.mu.synonyms[old]
+	return name, ok
+}
+
+// finish completes a Set built from params: every deprecated name gets an
+// entry holding its parameter's value (Encode skips those entries).
+func finish(s *Set, params map[string]entry) {
+	for name, e := range params {
+		for _, old := range e.Deprecated {
+			sv := s.vals[name]
+			sv.p.Name, sv.p.Deprecated, sv.alias = old, nil, true
+			sv.p.Help = "deprecated synonym of " + name
+			s.vals[old] = sv
+		}
+	}
+}
+
+// check runs every Component's rules on s.
+func (r *registry) check(s *Set) error {
+	r.mu.RLock()
+	checks := slices.Clone(r.mu.checks)
+	r.mu.RUnlock()
+	for _, c := range checks {
+		if err := c(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Defaults returns every registered parameter at its default. Like every
 // Set, it is a snapshot: parameters registered later are not in it.
-func (r *Registry) Defaults() *Set {
+func (r *registry) Defaults() *Set {
 	params := r.snapshot()
 	s := newSet(len(params))
 	for name, e := range params {
 		s.vals[name] = setValue{p: e.Param, v: e.def, src: SourceDefault}
 	}
+	finish(s, params)
 	return s
 }
 
 // unknownWarning is the warning for an assignment to an unregistered name.
-func (r *Registry) unknownWarning(name, source string) string {
-	msg := fmt.Sprintf("mca: unknown parameter %q (from %s)", name, source)
-	if c := r.Closest(name); c != "" {
+func (r *registry) unknownWarning(name, source string) string {
+	msg := fmt.Sprintf("mca: unknown parameter %q (from %s)", clip(name), clipSource(source))
+	if c := r.Closest(name[:min(len(name), 256)]); c != "" { // a longer name is nothing like ours
 		msg += fmt.Sprintf("; did you mean %q?", c)
 	}
 	return msg

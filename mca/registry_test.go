@@ -46,7 +46,7 @@ func TestRegisterPanics(t *testing.T) {
 
 func TestRegisterCopiesAllowed(t *testing.T) {
 	allowed := []string{"a", "b"}
-	r := NewRegistry()
+	r := newRegistry()
 	r.Register("c", []Param{{Name: "e", Type: TypeEnum, Default: "a", Allowed: allowed, Help: "h"}})
 	allowed[0] = "zzz"
 	if p, _ := r.Lookup("e"); p.Allowed[0] != "a" {
@@ -55,7 +55,7 @@ func TestRegisterCopiesAllowed(t *testing.T) {
 }
 
 func TestConcurrentRegisterAndResolve(t *testing.T) {
-	r := NewRegistry()
+	r := newRegistry()
 	var wg sync.WaitGroup
 	for i := range 8 {
 		wg.Add(2)
@@ -92,7 +92,7 @@ func TestClosest(t *testing.T) {
 			t.Errorf("Closest(%q) = %q; want %q", tt.in, got, tt.want)
 		}
 	}
-	if got := NewRegistry().Closest("x"); got != "" {
+	if got := newRegistry().Closest("x"); got != "" {
 		t.Errorf("Closest on an empty registry = %q; want \"\"", got)
 	}
 }
@@ -117,29 +117,10 @@ func TestEditDistance(t *testing.T) {
 
 // TestBaseTable checks the parameters mca registers itself.
 func TestBaseTable(t *testing.T) {
-	s := Defaults()
-	if s.Source("btl") != "default" || !s.Selected("btl", "self") || !s.Selected("btl", "sm") {
-		t.Errorf("btl default: source %q, self %v, sm %v", s.Source("btl"), s.Selected("btl", "self"), s.Selected("btl", "sm"))
-	}
+	s := defaultRegistry.Defaults()
 	for _, fw := range []string{"btl", "pml", "mpool", "rndv", "launcher"} {
-		if got := s.String(fw + "_base_verbose"); got != "warn" {
+		if got := s.getString(fw + "_base_verbose"); got != "warn" {
 			t.Errorf("%s_base_verbose = %q; want warn", fw, got)
 		}
-	}
-}
-
-// declared is registered into the default registry at package init, the way
-// components use Declare.
-var declared = Declare("mcatest", []Param{{Name: "mcatest_declared_flag", Type: TypeBool, Default: "on", Help: "h"}})
-
-func TestDeclare(t *testing.T) {
-	if len(declared) != 1 || !Defaults().Bool("mcatest_declared_flag") {
-		t.Errorf("Declare: table %v, default %v", declared, Defaults().Bool("mcatest_declared_flag"))
-	}
-	if _, ok := Lookup("mcatest_declared_flag"); !ok {
-		t.Error("Lookup of a declared parameter failed")
-	}
-	if DefaultRegistry().Closest("mcatest_declared_flg") != "mcatest_declared_flag" {
-		t.Error("Closest on the default registry")
 	}
 }

@@ -25,7 +25,7 @@ type assignment struct {
 	line           int
 }
 
-// Resolve computes the Set of the default registry; see (*Registry).Resolve.
+// Resolve computes the Set of the default registry; see (*registry).Resolve.
 func Resolve(in Inputs) (*Set, []string, error) { return defaultRegistry.Resolve(in) }
 
 // Resolve computes every registered parameter's value from in: flags, then
@@ -36,10 +36,12 @@ func Resolve(in Inputs) (*Set, []string, error) { return defaultRegistry.Resolve
 // overrides; the first invalid one, checking sources strongest first (flags
 // in the order given, env by name, file lines in order), is returned as a
 // *ParamError and no Set. A file that cannot be read or is malformed is a
-// *FileError. Unknown names and selectors excluding unknown components are
+// *FileError. Values that are each valid but break a Component's Rule are
+// a *RuleError. A deprecated name sets its parameter, with a warning.
+// Unknown names and selectors excluding unknown components are
 // warnings (each line reads "mca: ..."); they are returned with the Set, or
 // with the error as far as they were collected.
-func (r *Registry) Resolve(in Inputs) (*Set, []string, error) {
+func (r *registry) Resolve(in Inputs) (*Set, []string, error) {
 	params := r.snapshot()
 
 	var flags, env []assignment
@@ -67,6 +69,10 @@ func (r *Registry) Resolve(in Inputs) (*Set, []string, error) {
 	parsed := make([][]setValue, len(layers))
 	for li, layer := range layers {
 		for _, a := range layer {
+			if name, ok := r.synonymOf(a.name); ok {
+				warns = append(warns, fmt.Sprintf("mca: %s (from %s) is deprecated; use %s", clip(a.name), clipSource(a.src), name))
+				a.name = name
+			}
 			e, ok := params[a.name]
 			if !ok {
 				warns = append(warns, r.unknownWarning(a.name, a.src))
@@ -74,7 +80,7 @@ func (r *Registry) Resolve(in Inputs) (*Set, []string, error) {
 			}
 			v, w, err := parseValue(&e.Param, a.raw)
 			for _, msg := range w {
-				warns = append(warns, fmt.Sprintf("mca: %s=%q (from %s): %s", a.name, a.raw, a.src, msg))
+				warns = append(warns, fmt.Sprintf("mca: %s=%q (from %s): %s", clip(a.name), clip(a.raw), clipSource(a.src), msg))
 			}
 			if err != nil {
 				return nil, warns, &ParamError{Name: a.name, Value: a.raw, Source: a.src, Line: a.line,
@@ -92,6 +98,10 @@ func (r *Registry) Resolve(in Inputs) (*Set, []string, error) {
 		for _, sv := range parsed[li] {
 			s.vals[sv.p.Name] = sv
 		}
+	}
+	finish(s, params)
+	if err := r.check(s); err != nil {
+		return nil, warns, err
 	}
 	return s, warns, nil
 }

@@ -32,15 +32,15 @@ func TestPrecedence(t *testing.T) {
 		name, src string
 		got, want any
 	}{
-		{"btl_sm_fifo_size", "flag", s.Int("btl_sm_fifo_size"), int64(5)},
-		{"btl_sm_eager_limit", "env:GORUN_MCA_btl_sm_eager_limit", s.Size("btl_sm_eager_limit"), int64(3 << 10)},
-		{"rndv_base_dir", "file:" + wdFile, s.String("rndv_base_dir"), "wd"},
-		{"pml_base_warn", "file:" + homeFile, s.Bool("pml_base_warn"), false},
-		{"btl_base_verbose", "default", s.String("btl_base_verbose"), "warn"},
+		{"btl_sm_fifo_size", "flag", s.getInt("btl_sm_fifo_size"), int64(5)},
+		{"btl_sm_eager_limit", "env:GORUN_MCA_btl_sm_eager_limit", s.getSize("btl_sm_eager_limit"), int64(3 << 10)},
+		{"rndv_base_dir", "file:" + wdFile, s.getString("rndv_base_dir"), "wd"},
+		{"pml_base_warn", "file:" + homeFile, s.getBool("pml_base_warn"), false},
+		{"btl_base_verbose", "default", s.getString("btl_base_verbose"), "warn"},
 	}
 	for _, c := range checks {
-		if c.got != c.want || s.Source(c.name) != c.src {
-			t.Errorf("%s = %v from %q; want %v from %q", c.name, c.got, s.Source(c.name), c.want, c.src)
+		if c.got != c.want || s.sourceOf(c.name) != c.src {
+			t.Errorf("%s = %v from %q; want %v from %q", c.name, c.got, s.sourceOf(c.name), c.want, c.src)
 		}
 	}
 }
@@ -67,8 +67,8 @@ func TestEnvNamesAreCaseSensitiveAndResolvedIsSkipped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Int("btl_sm_fifo_size") != 9 {
-		t.Errorf("btl_sm_fifo_size = %d; want 9", s.Int("btl_sm_fifo_size"))
+	if s.getInt("btl_sm_fifo_size") != 9 {
+		t.Errorf("btl_sm_fifo_size = %d; want 9", s.getInt("btl_sm_fifo_size"))
 	}
 	want := []string{`mca: unknown parameter "BTL_SM_FIFO_SIZE" (from env:GORUN_MCA_BTL_SM_FIFO_SIZE); did you mean "btl_sm_fifo_size"?`}
 	if !slices.Equal(warns, want) {
@@ -102,7 +102,7 @@ func TestExcludeUnknownComponentIsAWarning(t *testing.T) {
 	if err != nil {
 		t.Fatalf("btl=^tcp: %v; want it to work", err)
 	}
-	if !s.Selected("btl", "self") || !s.Selected("btl", "sm") {
+	if !s.isSelected("btl", "self") || !s.isSelected("btl", "sm") {
 		t.Errorf("btl=^tcp must select self and sm")
 	}
 	if len(warns) != 1 || !strings.Contains(warns[0], `btl="^tcp" (from flag): excludes unknown component "tcp"`) {
@@ -195,7 +195,7 @@ func TestLaterFileLineWins(t *testing.T) {
 	wd := t.TempDir()
 	writeFile(t, wd, WorkDirFile, "btl_sm_fifo_size = 7\nbtl_sm_fifo_size = 8\n")
 	s, _, err := newTestRegistry(t).Resolve(Inputs{WorkDir: wd})
-	if err != nil || s.Int("btl_sm_fifo_size") != 8 {
+	if err != nil || s.getInt("btl_sm_fifo_size") != 8 {
 		t.Fatalf("Resolve = %v; want btl_sm_fifo_size 8 from the later line", err)
 	}
 }

@@ -22,10 +22,20 @@ type Set struct {
 
 // setValue is one resolved parameter.
 type setValue struct {
-	p    Param
-	v    value
-	src  string
-	line int // line in the file, for a "file:" source
+	p     Param
+	v     value
+	src   string
+	line  int  // line in the file, for a "file:" source
+	alias bool // a deprecated name's entry: a copy of its parameter's
+}
+
+// lookup returns name's value; a nil Set holds nothing.
+func (s *Set) lookup(name string) (setValue, bool) {
+	if s == nil {
+		return setValue{}, false
+	}
+	sv, ok := s.vals[name]
+	return sv, ok
 }
 
 func newSet(n int) *Set { return &Set{vals: make(map[string]setValue, n)} }
@@ -53,23 +63,23 @@ func (s *Set) get(name string, getter string, types ...Type) setValue {
 }
 
 // Int returns a TypeInt parameter.
-func (s *Set) Int(name string) int64 { return s.get(name, "Int", TypeInt).v.num }
+func (s *Set) getInt(name string) int64 { return s.get(name, "Int", TypeInt).v.num }
 
 // Size returns a TypeSize parameter, in bytes.
-func (s *Set) Size(name string) int64 { return s.get(name, "Size", TypeSize).v.num }
+func (s *Set) getSize(name string) int64 { return s.get(name, "Size", TypeSize).v.num }
 
 // Bool returns a TypeBool parameter.
-func (s *Set) Bool(name string) bool { return s.get(name, "Bool", TypeBool).v.b }
+func (s *Set) getBool(name string) bool { return s.get(name, "Bool", TypeBool).v.b }
 
 // String returns a TypeString parameter, or the value of a TypeEnum
 // parameter (always exactly one of its Allowed values).
-func (s *Set) String(name string) string {
+func (s *Set) getString(name string) string {
 	return s.get(name, "String", TypeString, TypeEnum).v.raw
 }
 
 // List returns the items of a TypeList parameter (trimmed, none empty; an
 // empty value gives an empty list). The caller owns the returned slice.
-func (s *Set) List(name string) []string {
+func (s *Set) getList(name string) []string {
 	return slices.Clone(s.get(name, "List", TypeList).v.list)
 }
 
@@ -77,7 +87,7 @@ func (s *Set) List(name string) []string {
 // parameter selector: listed in an include value, or not listed in an
 // exclude value. It panics when component is not one of the selector's
 // Allowed components (a programmer error).
-func (s *Set) Selected(selector, component string) bool {
+func (s *Set) isSelected(selector, component string) bool {
 	sv := s.get(selector, "Selected", TypeSelector)
 	if !slices.Contains(sv.p.Allowed, component) {
 		panic(fmt.Sprintf("mca: Set.Selected(%q, %q): unknown component; known: %v", selector, component, sv.p.Allowed))
@@ -88,7 +98,7 @@ func (s *Set) Selected(selector, component string) bool {
 // Selection returns the components a TypeSelector parameter selects: an
 // include list in the order given, or, for an exclude list, the Allowed
 // components in declaration order minus the excluded ones.
-func (s *Set) Selection(selector string) []string {
+func (s *Set) selectionOf(selector string) []string {
 	sv := s.get(selector, "Selection", TypeSelector)
 	if !sv.v.exclude {
 		return slices.Clone(sv.v.list)
@@ -104,7 +114,7 @@ func (s *Set) Selection(selector string) []string {
 
 // Source returns where name's value came from: "default", "file:PATH",
 // "env:GORUN_MCA_<name>" or "flag".
-func (s *Set) Source(name string) string {
+func (s *Set) sourceOf(name string) string {
 	sv, ok := s.vals[name]
 	if !ok {
 		panic(fmt.Sprintf("mca: Set.Source(%q): no such parameter (not registered before the Set was built)", name))

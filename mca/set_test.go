@@ -13,16 +13,16 @@ func TestGettersPanicOnMisuse(t *testing.T) {
 		f    func()
 		want string
 	}{
-		{"Int of unknown", func() { s.Int("nope") }, `Set.Int("nope"): no such parameter`},
-		{"Int of size", func() { s.Int("btl_sm_eager_limit") }, `Set.Int("btl_sm_eager_limit"): parameter is of type size`},
-		{"Size of int", func() { s.Size("btl_sm_fifo_size") }, "of type int"},
-		{"Bool of string", func() { s.Bool("rndv_base_dir") }, "of type string"},
-		{"String of bool", func() { s.String("pml_base_warn") }, "of type bool"},
-		{"List of selector", func() { s.List("btl") }, "of type selector"},
-		{"Selected of list", func() { s.Selected("launcher_base_env", "x") }, "of type list"},
-		{"Selected unknown component", func() { s.Selected("btl", "tcp") }, `Set.Selected("btl", "tcp"): unknown component`},
-		{"Source of unknown", func() { s.Source("nope") }, `Set.Source("nope")`},
-		{"Selection of enum", func() { s.Selection("btl_base_verbose") }, "of type enum"},
+		{"Int of unknown", func() { s.getInt("nope") }, `Set.Int("nope"): no such parameter`},
+		{"Int of size", func() { s.getInt("btl_sm_eager_limit") }, `Set.Int("btl_sm_eager_limit"): parameter is of type size`},
+		{"Size of int", func() { s.getSize("btl_sm_fifo_size") }, "of type int"},
+		{"Bool of string", func() { s.getBool("rndv_base_dir") }, "of type string"},
+		{"String of bool", func() { s.getString("pml_base_warn") }, "of type bool"},
+		{"List of selector", func() { s.getList("btl") }, "of type selector"},
+		{"Selected of list", func() { s.isSelected("launcher_base_env", "x") }, "of type list"},
+		{"Selected unknown component", func() { s.isSelected("btl", "tcp") }, `Set.Selected("btl", "tcp"): unknown component`},
+		{"Source of unknown", func() { s.sourceOf("nope") }, `Set.Source("nope")`},
+		{"Selection of enum", func() { s.selectionOf("btl_base_verbose") }, "of type enum"},
 	}
 	for _, tt := range tests {
 		if msg := mustPanic(t, tt.what, tt.f); !strings.Contains(msg, tt.want) {
@@ -40,24 +40,24 @@ func TestGetters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Size("btl_sm_eager_limit") != 65536 || s.Int("btl_sm_fifo_size") != 128 || s.Bool("pml_base_warn") ||
-		s.String("rndv_base_dir") != "/x y" || s.String("btl_base_verbose") != "trace" ||
-		!slices.Equal(s.List("launcher_base_env"), []string{"A", "B"}) {
-		t.Errorf("getters: %v %v %v %q %q %q", s.Size("btl_sm_eager_limit"), s.Int("btl_sm_fifo_size"),
-			s.Bool("pml_base_warn"), s.String("rndv_base_dir"), s.String("btl_base_verbose"), s.List("launcher_base_env"))
+	if s.getSize("btl_sm_eager_limit") != 65536 || s.getInt("btl_sm_fifo_size") != 128 || s.getBool("pml_base_warn") ||
+		s.getString("rndv_base_dir") != "/x y" || s.getString("btl_base_verbose") != "trace" ||
+		!slices.Equal(s.getList("launcher_base_env"), []string{"A", "B"}) {
+		t.Errorf("getters: %v %v %v %q %q %q", s.getSize("btl_sm_eager_limit"), s.getInt("btl_sm_fifo_size"),
+			s.getBool("pml_base_warn"), s.getString("rndv_base_dir"), s.getString("btl_base_verbose"), s.getList("launcher_base_env"))
 	}
-	if s.Selected("btl", "self") || !s.Selected("btl", "sm") {
-		t.Errorf("btl=sm: self %v sm %v", s.Selected("btl", "self"), s.Selected("btl", "sm"))
+	if s.isSelected("btl", "self") || !s.isSelected("btl", "sm") {
+		t.Errorf("btl=sm: self %v sm %v", s.isSelected("btl", "self"), s.isSelected("btl", "sm"))
 	}
 	// List returns a copy.
-	s.List("launcher_base_env")[0] = "changed"
-	if s.List("launcher_base_env")[0] != "A" {
+	s.getList("launcher_base_env")[0] = "changed"
+	if s.getList("launcher_base_env")[0] != "A" {
 		t.Error("List returned the Set's own slice")
 	}
 }
 
 func TestSelection(t *testing.T) {
-	r := NewRegistry()
+	r := newRegistry()
 	r.Register("c", []Param{{Name: "fw", Type: TypeSelector, Default: "a,b,c", Allowed: []string{"a", "b", "c"}, Help: "h"}})
 	tests := []struct {
 		in   string
@@ -73,12 +73,12 @@ func TestSelection(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := s.Selection("fw"); !slices.Equal(got, tt.want) {
+		if got := s.selectionOf("fw"); !slices.Equal(got, tt.want) {
 			t.Errorf("fw=%q: Selection = %q; want %q", tt.in, got, tt.want)
 		}
 		for _, c := range []string{"a", "b", "c"} {
-			if s.Selected("fw", c) != slices.Contains(tt.want, c) {
-				t.Errorf("fw=%q: Selected(%q) = %v", tt.in, c, s.Selected("fw", c))
+			if s.isSelected("fw", c) != slices.Contains(tt.want, c) {
+				t.Errorf("fw=%q: Selected(%q) = %v", tt.in, c, s.isSelected("fw", c))
 			}
 		}
 	}

@@ -2,16 +2,22 @@ package pml
 
 import "github.com/gorun-mpi/gorun/mca"
 
-// Params is the pml/ob1 parameter table.
-var Params = []mca.Param{
-	{Name: "pml_ob1_unexpected_limit", Type: mca.TypeSize, Default: "64m", Min: 0, Max: 1 << 40,
-		Help: "bytes of eager payload a rank may be sent before it has matched them, shared among its peers as credit; a sender out of credit uses rendezvous (0: no limit)"},
-	{Name: "pml_ob1_yield_when_idle", Type: mca.TypeEnum, Default: "auto", Allowed: []string{"auto", "yes", "no"},
-		Help: "yield the core between progress polls: yes, no, or auto (yes when the ranks outnumber the cores)"},
-	{Name: "pml_ob1_rget_limit", Type: mca.TypeSize, Default: "0", Min: 0, Max: 1 << 40,
-		Help: "messages of at least this many bytes use a single-copy read when the BTL can (0: never)"},
-	{Name: "pml_ob1_rget_max", Type: mca.TypeSize, Default: "512k", Min: 0, Max: 1 << 40,
-		Help: "largest message that uses the single-copy read (0: no upper bound); larger ones use the two-copy pipeline, which keeps both ranks' cores copying"},
-}
+// Params declares the pml/ob1 parameters, each bound to its Config field.
+var Params = mca.Declare("pml_ob1", []mca.Field[Config]{
+	mca.Int("pml_ob1_spin_count", "1000", 0, 1<<30, func(c *Config) *int { return &c.SpinCount },
+		"progress polls before a waiting rank sleeps until a sender wakes it").Deprecated("btl_sm_spin_count"),
+	mca.Size("pml_ob1_unexpected_limit", "64m", 0, 1<<40, func(c *Config) *int64 { return &c.UnexpectedLimit },
+		"bytes of eager payload a rank may be sent before it has matched them, shared among its peers as credit; a sender out of credit uses rendezvous (0: no limit)"),
+	mca.Enum("pml_ob1_yield_when_idle", "auto", []string{"auto", "yes", "no"}, func(c *Config) *string { return &c.YieldWhenIdle },
+		"yield the core between progress polls: yes, no, or auto (yes when the ranks outnumber the cores)"),
+	mca.Size("pml_ob1_rget_limit", "0", 0, 1<<40, func(c *Config) *int { return &c.RgetLimit },
+		"messages of at least this many bytes use a single-copy read when the BTL can (0: never)"),
+	mca.Size("pml_ob1_rget_max", "512k", 0, 1<<40, func(c *Config) *int { return &c.RgetMax },
+		"largest message that uses the single-copy read (0: no upper bound); larger ones use the two-copy pipeline, which keeps both ranks' cores copying"),
+})
 
-func init() { mca.Register("pml_ob1", Params) }
+// SetYield sets Yield from YieldWhenIdle for a job of Size ranks on a
+// machine with cores CPUs: "auto" yields when the ranks outnumber the cores.
+func (c *Config) SetYield(cores int) {
+	c.Yield = c.YieldWhenIdle == "yes" || c.YieldWhenIdle == "auto" && c.Size > cores
+}

@@ -27,8 +27,10 @@ type Config struct {
 	// sleeps in the transport.
 	SpinCount int
 	// Yield makes a waiting call yield its core between polls (set when the
-	// ranks outnumber the cores).
-	Yield bool
+	// ranks outnumber the cores). YieldWhenIdle is pml_ob1_yield_when_idle,
+	// from which SetYield computes it.
+	Yield         bool
+	YieldWhenIdle string
 	// UnexpectedLimit bounds the bytes of unexpected eager payload this rank
 	// can be sent: each peer gets an equal share as eager credit (at least
 	// four eager messages' worth); a sender out of credit sends by

@@ -59,6 +59,51 @@ func TestBadMCAFromEnv(t *testing.T) {
 	}
 }
 
+// TestImpossibleMCACombination: parameters that are each valid but cannot
+// work together are refused by gorun before any rank starts (exit 2), in
+// one error naming every parameter involved, its value and its source.
+func TestImpossibleMCACombination(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		mca  []string // NAME VALUE pairs for --mca
+		env  []string
+		want []string // in the error line
+	}{
+		{"sm eager above max send", []string{"btl_sm_eager_limit", "64k"}, nil,
+			[]string{`btl_sm_eager_limit="64k" (from flag)`, `btl_sm_max_send_size="32k" (from default)`, "cannot work together"}},
+		{"self eager above max send", []string{"btl_self_eager_limit", "1m", "btl_self_max_send_size", "64k"}, nil,
+			[]string{`btl_self_eager_limit="1m" (from flag)`, `btl_self_max_send_size="64k" (from flag)`}},
+		{"fifo not a power of two", nil, []string{"GORUN_MCA_btl_sm_fifo_size=100"},
+			[]string{`btl_sm_fifo_size="100" (from env:GORUN_MCA_btl_sm_fifo_size)`, "power of two"}},
+		{"free list start above max", []string{"btl_sm_free_list_num", "16"}, []string{"GORUN_MCA_btl_sm_free_list_max=8"},
+			[]string{`btl_sm_free_list_num="16" (from flag)`, `btl_sm_free_list_max="8" (from env:GORUN_MCA_btl_sm_free_list_max)`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			markers := t.TempDir()
+			args := []string{"-np", "2"}
+			for i := 0; i+1 < len(tt.mca); i += 2 {
+				args = append(args, "--mca", tt.mca[i], tt.mca[i+1])
+			}
+			args = append(args, actor(), "marker", markers)
+			r := jobtest.Job{Args: args, Env: tt.env}.Run(t)
+			if r.Code != 2 {
+				t.Errorf("exit %d, stderr %q; want 2", r.Code, r.Stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(r.Stderr, w) {
+					t.Errorf("stderr %q lacks %q", r.Stderr, w)
+				}
+			}
+			if m, _ := os.ReadDir(markers); len(m) != 0 {
+				t.Errorf("ranks ran: %v", m)
+			}
+		})
+	}
+}
+
 // TestUnknownMCAName: "An unknown name ... is a warning naming the closest
 // known parameter; the run goes on."
 func TestUnknownMCAName(t *testing.T) {

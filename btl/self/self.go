@@ -11,16 +11,6 @@ import (
 	"github.com/gorun-mpi/gorun/mca"
 )
 
-// Params is btl/self's parameter table, registered with mca at init.
-var Params = []mca.Param{
-	{Name: "btl_self_eager_limit", Type: mca.TypeSize, Default: "16k", Min: 0, Max: 16 << 20,
-		Help: "largest payload the PML sends to itself eagerly (the PML header does not count)"},
-	{Name: "btl_self_max_send_size", Type: mca.TypeSize, Default: "64k", Min: 1 << 10, Max: 64 << 20,
-		Help: "largest payload of one loopback fragment"},
-}
-
-func init() { mca.Register("btl_self", Params) }
-
 // Exclusivity of self: the highest, so loopback always wins its one peer.
 const Exclusivity = 1 << 16
 
@@ -30,19 +20,25 @@ type Config struct {
 	MaxSendSize int // btl_self_max_send_size
 }
 
-// DefaultConfig is the configuration the parameter defaults give.
-func DefaultConfig() Config { return Config{EagerLimit: 16 << 10, MaxSendSize: 64 << 10} }
+// Params declares btl/self's parameters, bound to Config's fields.
+var Params = mca.Declare("btl_self", []mca.Field[Config]{
+	mca.Size("btl_self_eager_limit", "16k", 0, 16<<20, func(c *Config) *int { return &c.EagerLimit },
+		"largest payload the PML sends to itself eagerly (the PML header does not count); at most btl_self_max_send_size"),
+	mca.Size("btl_self_max_send_size", "64k", 1<<10, 64<<20, func(c *Config) *int { return &c.MaxSendSize },
+		"largest payload of one loopback fragment"),
+}, mca.Rule[Config]{Names: []string{"btl_self_eager_limit", "btl_self_max_send_size"}, Check: func(c *Config) string {
+	if c.EagerLimit > c.MaxSendSize {
+		return "an eager message is one fragment, so the eager limit must not exceed the max send size"
+	}
+	return ""
+}})
 
-// Validate checks the rules between parameters.
-func (c Config) Validate() error {
-	if c.MaxSendSize < 1 {
-		return fmt.Errorf("btl/self: btl_self_max_send_size=%d; allowed 1 or more", c.MaxSendSize)
-	}
-	if c.EagerLimit < 0 || c.EagerLimit > c.MaxSendSize {
-		return fmt.Errorf("btl/self: btl_self_eager_limit=%d; allowed 0..btl_self_max_send_size=%d", c.EagerLimit, c.MaxSendSize)
-	}
-	return nil
-}
+// DefaultConfig is the configuration the parameter defaults give.
+func DefaultConfig() Config { return Params.Defaults() }
+
+// Validate checks a Config that need not come from mca: each parameter's
+// range and the rule between them.
+func (c Config) Validate() error { return Params.Validate(&c) }
 
 // Module is the loopback transport of one rank.
 type Module struct {
@@ -74,10 +70,11 @@ var _ btl.Module = (*Module)(nil)
 
 // New builds the module for world rank rank from the btl_self_* parameters.
 func New(rank int, p *mca.Set) (btl.Module, error) {
-	return NewWithConfig(rank, Config{
-		EagerLimit:  int(p.Size("btl_self_eager_limit")),
-		MaxSendSize: int(p.Size("btl_self_max_send_size")),
-	})
+	cfg, err := Params.Config(p)
+	if err != nil {
+		return nil, err
+	}
+	return NewWithConfig(rank, cfg)
 }
 
 // NewWithConfig builds the module from cfg.

@@ -84,13 +84,18 @@ func byteSize(n int) string {
 	return strconv.Itoa(n) + "B"
 }
 
-// TestNewFromDefaults: the registered table's defaults give DefaultConfig.
-func TestNewFromDefaults(t *testing.T) {
-	m, err := New(0, mca.Defaults())
+// TestNewFromSet: New takes its configuration from the resolved parameters.
+func TestNewFromSet(t *testing.T) {
+	set, _, err := mca.Resolve(mca.Inputs{Flags: [][2]string{{"btl_self_eager_limit", "8k"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := m.(*Module).cfg; got != DefaultConfig() {
-		t.Fatalf("New(defaults) config %+v, want %+v", got, DefaultConfig())
+	m, err := New(0, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{EagerLimit: 8 << 10, MaxSendSize: 64 << 10}
+	if got := m.(*Module).cfg; got != want {
+		t.Fatalf("New config %+v, want %+v", got, want)
 	}
 }

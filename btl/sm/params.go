@@ -1,43 +1,12 @@
 package sm
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/gorun-mpi/gorun/btl"
 	"github.com/gorun-mpi/gorun/mca"
 	"github.com/gorun-mpi/gorun/mpool"
 )
-
-// Params is btl/sm's parameter table, registered with mca at init.
-var Params = []mca.Param{
-	{Name: "btl_sm_eager_limit", Type: mca.TypeSize, Default: "4k", Min: 0, Max: 1 << 20,
-		Help: "largest payload sent eagerly in one fragment (the PML header does not count)"},
-	{Name: "btl_sm_max_send_size", Type: mca.TypeSize, Default: "32k", Min: 1 << 10, Max: 16 << 20,
-		Help: "largest payload of one fragment; larger messages travel in pieces of this size"},
-	{Name: "btl_sm_inline_limit", Type: mca.TypeSize, Default: "512", Min: 0, Max: 1 << 20,
-		Help: "largest payload sent inline across consecutive FIFO slots (no fragment, no ack); capped so that a message takes at most a quarter of btl_sm_fifo_size"},
-	{Name: "btl_sm_fifo_size", Type: mca.TypeInt, Default: "256", Min: 2, Max: 1 << 20,
-		Help: "slots in each rank's receive FIFO; a power of two"},
-	{Name: "btl_sm_free_list_num", Type: mca.TypeInt, Default: "8", Min: 1, Max: 1 << 16,
-		Help: "fragments of each kind (eager, max-size) a rank puts in circulation at start"},
-	{Name: "btl_sm_free_list_max", Type: mca.TypeInt, Default: "32", Min: 1, Max: 1 << 16,
-		Help: "fragments of each kind a rank may own; all are reserved in the segment"},
-	{Name: "btl_sm_free_list_inc", Type: mca.TypeInt, Default: "8", Min: 1, Max: 1 << 16,
-		Help: "fragments added to a rank's free list when it runs empty"},
-	{Name: "btl_sm_fifo_lazy_free", Type: mca.TypeInt, Default: "32", Min: 1, Max: 1 << 19,
-		Help: "FIFO slots a busy receiver releases in one batch; at most half of btl_sm_fifo_size"},
-	{Name: "btl_sm_backing_directory", Type: mca.TypeString, Default: "/dev/shm",
-		Help: "directory of the shared-memory file; the session directory is used if it is unusable"},
-	{Name: "btl_sm_segment_min_size", Type: mca.TypeSize, Default: "0", Min: 0, Max: 64 << 30,
-		Help: "lower bound on the shared segment's size"},
-	{Name: "btl_sm_spin_count", Type: mca.TypeInt, Default: "1000", Min: 0, Max: 1 << 30,
-		Help: "progress polls before a waiting rank sleeps until a sender wakes it"},
-	{Name: "btl_sm_single_copy", Type: mca.TypeEnum, Default: "auto", Allowed: []string{"auto", "none"},
-		Help: "use process_vm_readv for large messages when the kernel permits it (auto) or never (none)"},
-}
-
-func init() { mca.Register("btl_sm", Params) }
 
 // Config is the resolved configuration of one sm module.
 type Config struct {
@@ -51,7 +20,6 @@ type Config struct {
 	LazyFree       int    // btl_sm_fifo_lazy_free
 	BackingDir     string // btl_sm_backing_directory
 	SegmentMinSize int64  // btl_sm_segment_min_size
-	SpinCount      int    // btl_sm_spin_count; the PML's business, exported here
 	SingleCopy     string // btl_sm_single_copy: "auto" or "none"
 
 	// Not MCA parameters.
@@ -59,67 +27,68 @@ type Config struct {
 	Rendezvous    mpool.Rendezvous // segment descriptor exchange; nil means rndv
 }
 
+// Params declares btl/sm's parameters, each bound to its Config field, and
+// the rules between them, which gorun checks before any rank starts.
+var Params = mca.Declare("btl_sm", []mca.Field[Config]{
+	mca.Size("btl_sm_eager_limit", "4k", 0, 1<<20, func(c *Config) *int { return &c.EagerLimit },
+		"largest payload sent eagerly in one fragment (the PML header does not count); at most btl_sm_max_send_size"),
+	mca.Size("btl_sm_max_send_size", "32k", 1<<10, 16<<20, func(c *Config) *int { return &c.MaxSendSize },
+		"largest payload of one fragment; larger messages travel in pieces of this size"),
+	mca.Size("btl_sm_inline_limit", "512", 0, 1<<20, func(c *Config) *int { return &c.InlineLimit },
+		"largest payload sent inline across consecutive FIFO slots (no fragment, no ack); capped so that a message takes at most a quarter of btl_sm_fifo_size"),
+	mca.Int("btl_sm_fifo_size", "256", 2, 1<<20, func(c *Config) *int { return &c.FIFOSize },
+		"slots in each rank's receive FIFO; a power of two"),
+	mca.Int("btl_sm_free_list_num", "8", 1, 1<<16, func(c *Config) *int { return &c.FreeListNum },
+		"fragments of each kind (eager, max-size) a rank puts in circulation at start; at most btl_sm_free_list_max"),
+	mca.Int("btl_sm_free_list_max", "32", 1, 1<<16, func(c *Config) *int { return &c.FreeListMax },
+		"fragments of each kind a rank may own; all are reserved in the segment"),
+	mca.Int("btl_sm_free_list_inc", "8", 1, 1<<16, func(c *Config) *int { return &c.FreeListInc },
+		"fragments added to a rank's free list when it runs empty"),
+	mca.Int("btl_sm_fifo_lazy_free", "32", 1, 1<<19, func(c *Config) *int { return &c.LazyFree },
+		"FIFO slots a busy receiver releases in one batch; at most half of btl_sm_fifo_size"),
+	mca.String("btl_sm_backing_directory", "/dev/shm", func(c *Config) *string { return &c.BackingDir },
+		"directory of the shared-memory file; the session directory is used if it is unusable"),
+	mca.Size("btl_sm_segment_min_size", "0", 0, 64<<30, func(c *Config) *int64 { return &c.SegmentMinSize },
+		"lower bound on the shared segment's size"),
+	mca.Enum("btl_sm_single_copy", "auto", []string{"auto", "none"}, func(c *Config) *string { return &c.SingleCopy },
+		"use process_vm_readv for large messages when the kernel permits it (auto) or never (none)"),
+},
+	mca.Rule[Config]{Names: []string{"btl_sm_eager_limit", "btl_sm_max_send_size"}, Check: func(c *Config) string {
+		if c.EagerLimit > c.MaxSendSize {
+			return "an eager message is one fragment, so the eager limit must not exceed the max send size"
+		}
+		return ""
+	}},
+	mca.Rule[Config]{Names: []string{"btl_sm_fifo_size"}, Check: func(c *Config) string {
+		if c.FIFOSize&(c.FIFOSize-1) != 0 {
+			return "the FIFO size must be a power of two"
+		}
+		return ""
+	}},
+	mca.Rule[Config]{Names: []string{"btl_sm_fifo_lazy_free", "btl_sm_fifo_size"}, Check: func(c *Config) string {
+		if c.LazyFree > c.FIFOSize/2 {
+			return "a receiver releases at most half of its FIFO at once"
+		}
+		return ""
+	}},
+	mca.Rule[Config]{Names: []string{"btl_sm_free_list_num", "btl_sm_free_list_max"}, Check: func(c *Config) string {
+		if c.FreeListNum > c.FreeListMax {
+			return "a rank cannot start with more fragments than it may own"
+		}
+		return ""
+	}},
+)
+
 // DefaultConfig is the configuration the parameter defaults give.
-func DefaultConfig() Config {
-	return Config{
-		EagerLimit: 4 << 10, MaxSendSize: 32 << 10, InlineLimit: 512, FIFOSize: 256,
-		FreeListNum: 8, FreeListMax: 32, FreeListInc: 8, LazyFree: 32,
-		BackingDir: "/dev/shm", SpinCount: 1000, SingleCopy: "auto",
-	}
-}
+func DefaultConfig() Config { return Params.Defaults() }
 
-// ConfigFrom reads the btl_sm_* parameters from p and validates them together.
-func ConfigFrom(p *mca.Set) (Config, error) {
-	c := Config{
-		EagerLimit:     int(p.Size("btl_sm_eager_limit")),
-		MaxSendSize:    int(p.Size("btl_sm_max_send_size")),
-		InlineLimit:    int(p.Size("btl_sm_inline_limit")),
-		FIFOSize:       int(p.Int("btl_sm_fifo_size")),
-		FreeListNum:    int(p.Int("btl_sm_free_list_num")),
-		FreeListMax:    int(p.Int("btl_sm_free_list_max")),
-		FreeListInc:    int(p.Int("btl_sm_free_list_inc")),
-		LazyFree:       int(p.Int("btl_sm_fifo_lazy_free")),
-		BackingDir:     p.String("btl_sm_backing_directory"),
-		SegmentMinSize: p.Size("btl_sm_segment_min_size"),
-		SpinCount:      int(p.Int("btl_sm_spin_count")),
-		SingleCopy:     p.String("btl_sm_single_copy"),
-	}
-	return c, c.Validate()
-}
+// ConfigFrom reads the btl_sm_* parameters from p and checks the rules
+// between them.
+func ConfigFrom(p *mca.Set) (Config, error) { return Params.Config(p) }
 
-// Validate checks the rules that tie parameters together (each one's own
-// range is mca's job, but Validate rechecks what the layout depends on, since
-// a Config need not come from mca).
-func (c *Config) Validate() error {
-	bad := func(format string, a ...any) error { return fmt.Errorf("btl/sm: "+format, a...) }
-	switch {
-	case c.EagerLimit < 0:
-		return bad("btl_sm_eager_limit=%d; allowed 0..btl_sm_max_send_size", c.EagerLimit)
-	case c.MaxSendSize < 1 || c.MaxSendSize > 16<<20:
-		return bad("btl_sm_max_send_size=%d; allowed 1..%d", c.MaxSendSize, 16<<20)
-	case c.EagerLimit > c.MaxSendSize:
-		return bad("btl_sm_eager_limit=%d is above btl_sm_max_send_size=%d; allowed at most the max send size", c.EagerLimit, c.MaxSendSize)
-	case c.FIFOSize < 2 || c.FIFOSize > 1<<20 || c.FIFOSize&(c.FIFOSize-1) != 0:
-		return bad("btl_sm_fifo_size=%d; allowed a power of two in 2..%d", c.FIFOSize, 1<<20)
-	case c.InlineLimit < 0 || c.InlineLimit > 1<<20:
-		return bad("btl_sm_inline_limit=%d; allowed 0..%d", c.InlineLimit, 1<<20)
-	case c.LazyFree < 1 || c.LazyFree > c.FIFOSize/2:
-		return bad("btl_sm_fifo_lazy_free=%d; allowed 1..%d (half of btl_sm_fifo_size=%d)", c.LazyFree, c.FIFOSize/2, c.FIFOSize)
-	case c.FreeListMax < 1 || c.FreeListMax > 1<<16:
-		return bad("btl_sm_free_list_max=%d; allowed 1..%d", c.FreeListMax, 1<<16)
-	case c.FreeListNum < 1 || c.FreeListNum > c.FreeListMax:
-		return bad("btl_sm_free_list_num=%d; allowed 1..btl_sm_free_list_max=%d", c.FreeListNum, c.FreeListMax)
-	case c.FreeListInc < 1:
-		return bad("btl_sm_free_list_inc=%d; allowed 1 or more", c.FreeListInc)
-	case c.SegmentMinSize < 0:
-		return bad("btl_sm_segment_min_size=%d; allowed 0 or more", c.SegmentMinSize)
-	case c.SpinCount < 0:
-		return bad("btl_sm_spin_count=%d; allowed 0 or more", c.SpinCount)
-	case c.SingleCopy != "auto" && c.SingleCopy != "none":
-		return bad("btl_sm_single_copy=%q; allowed auto or none", c.SingleCopy)
-	}
-	return nil
-}
+// Validate checks a Config that need not come from mca against the same
+// declarations: each parameter's range and the rules between them.
+func (c *Config) Validate() error { return Params.Validate(c) }
 
 // EffectiveInlineLimit is btl_sm_inline_limit capped so that one message
 // takes at most a quarter of the FIFO (larger payloads use a fragment).

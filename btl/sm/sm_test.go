@@ -77,11 +77,11 @@ func TestConfigValidate(t *testing.T) {
 		want string // "" = valid
 	}{
 		{"defaults", DefaultConfig(), ""},
-		{"eager above max", mod(func(c *Config) { c.EagerLimit = 64 << 10 }), "btl_sm_eager_limit=65536 is above btl_sm_max_send_size=32768"},
-		{"fifo not power of two", mod(func(c *Config) { c.FIFOSize = 100 }), "btl_sm_fifo_size=100"},
-		{"lazy free too big", mod(func(c *Config) { c.LazyFree = 200 }), "btl_sm_fifo_lazy_free=200"},
-		{"num above max", mod(func(c *Config) { c.FreeListNum = 64 }), "btl_sm_free_list_num=64"},
-		{"zero inc", mod(func(c *Config) { c.FreeListInc = 0 }), "btl_sm_free_list_inc=0"},
+		{"eager above max", mod(func(c *Config) { c.EagerLimit = 64 << 10 }), `btl_sm_eager_limit="64k" and btl_sm_max_send_size="32k" cannot work together`},
+		{"fifo not power of two", mod(func(c *Config) { c.FIFOSize = 100 }), `btl_sm_fifo_size="100" cannot work: the FIFO size must be a power of two`},
+		{"lazy free too big", mod(func(c *Config) { c.LazyFree = 200 }), `btl_sm_fifo_lazy_free="200" and btl_sm_fifo_size="256"`},
+		{"num above list max", mod(func(c *Config) { c.FreeListNum = 33 }), `btl_sm_free_list_num="33" and btl_sm_free_list_max="32"`},
+		{"zero inc", mod(func(c *Config) { c.FreeListInc = 0 }), `btl_sm_free_list_inc="0": out of range`},
 		{"bad single copy", mod(func(c *Config) { c.SingleCopy = "always" }), `btl_sm_single_copy="always"`},
 		{"eager 0 is fine", mod(func(c *Config) { c.EagerLimit = 0 }), ""},
 	}
@@ -345,14 +345,25 @@ func TestSleepTimesOut(t *testing.T) {
 	}
 }
 
-// TestConfigFromDefaults: the registered table's defaults give DefaultConfig.
-func TestConfigFromDefaults(t *testing.T) {
-	got, err := ConfigFrom(mca.Defaults())
+// TestConfigFrom: the resolved parameters fill Config, and DefaultConfig is
+// what the declared defaults give.
+func TestConfigFrom(t *testing.T) {
+	set, _, err := mca.Resolve(mca.Inputs{Flags: [][2]string{{"btl_sm_fifo_size", "64"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := DefaultConfig(); got != want {
-		t.Fatalf("ConfigFrom(defaults) = %+v\nwant DefaultConfig() = %+v", got, want)
+	got, err := ConfigFrom(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{EagerLimit: 4 << 10, MaxSendSize: 32 << 10, InlineLimit: 512, FIFOSize: 64,
+		FreeListNum: 8, FreeListMax: 32, FreeListInc: 8, LazyFree: 32, BackingDir: "/dev/shm", SingleCopy: "auto"}
+	if got != want {
+		t.Fatalf("ConfigFrom = %+v\nwant %+v", got, want)
+	}
+	want.FIFOSize = 256
+	if d := DefaultConfig(); d != want {
+		t.Fatalf("DefaultConfig() = %+v\nwant %+v", d, want)
 	}
 }
 

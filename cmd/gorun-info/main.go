@@ -72,7 +72,7 @@ func run(args, environ []string, wd, home string, stdout, stderr io.Writer) int 
 	if fs.Changed("param") {
 		v, ok := set.Lookup(*param)
 		if !ok {
-			fmt.Fprintf(stderr, "gorun-info: unknown parameter %q; did you mean %q?\n", *param, mca.Closest(*param))
+			fmt.Fprintf(stderr, "gorun-info: unknown parameter %q; did you mean %q?\n", clip(*param), mca.Closest(*param))
 			return exitUsage
 		}
 		values = []mca.Value{v}
@@ -161,4 +161,13 @@ func show(s string) string {
 		return strconv.Quote(s)
 	}
 	return s
+}
+
+// clip shortens what the user typed for an error message.
+func clip(s string) string {
+	const max = 80
+	if len(s) <= max {
+		return s
+	}
+	return s[:max] + "..."
 }
