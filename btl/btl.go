@@ -5,7 +5,9 @@
 // Lifecycle: a component (btl/self, btl/sm) is built by the root package at
 // Init from the resolved MCA parameters, selected by the `btl` selector
 // parameter. The PML registers one receive callback per Tag, then calls Send
-// and Progress until Close.
+// and Progress until Close. Optional capabilities are separate interfaces
+// the PML looks for: Sleeper and Watcher (how a rank waits for work) and
+// Flusher (whether sends are still queued).
 //
 // Ownership rules (the part every implementation must honour):
 //   - Send copies hdr before it returns, always.
@@ -93,17 +95,72 @@ type Module interface {
 	// Progress delivers arrived fragments to their callbacks, handles acks,
 	// and retries every pending queue. It returns the number of events handled.
 	Progress() int
-	// Sleep blocks until another rank signals work for this rank, Wake is
-	// called, or d elapses (d <= 0 means no timeout). It returns at once when
-	// work is already visible. Only one goroutine of a process may Sleep at a
-	// time.
-	Sleep(d time.Duration)
-	// Wake ends a Sleep in progress in this process (or the next one, if none
-	// is in progress).
-	Wake()
 	// ReadFrom copies len(dst) bytes from address addr of peer's memory into
 	// dst (single copy). Only valid when Attributes().SingleCopy.
 	ReadFrom(peer int, addr uintptr, dst []byte) error
-	// Close releases the module's resources. Sends still pending are dropped.
+	// Close releases the module's resources. Sends still queued are
+	// dropped without completion. Close may run while other goroutines are
+	// inside Send, Wake or the optional methods below (a rank finalizing
+	// while its goroutines still send): those return an error (Send: one
+	// wrapping errs.ErrFinalized) or do nothing, and none of them touches a
+	// released resource (an unmapped segment, a closed descriptor) after
+	// Close has returned. Progress, Sleep and ReadFrom are not called
+	// concurrently with Close (the PML holds its progress lock).
 	Close() error
+}
+
+// Sleeper is a module that can block its rank until the module has work:
+// one whose peers deliver into memory the rank must poll (sm's FIFO, with a
+// futex the senders wake) or into kernel objects it can wait on (sockets,
+// with epoll). The PML finds its sleepers by this interface, never by name.
+//
+// One goroutine of a rank sleeps at a time, in one module, the primary:
+//   - with no Sleeper at all (self only), the PML sleeps on its own channel,
+//     woken by its local events (sends to self, cancels, peer losses);
+//   - with one, the rank sleeps in it;
+//   - with several (sm and tcp), every Sleeper but one must be a Watcher;
+//     the rank sleeps in the one that is not (or in the first, when all
+//     are), after arming the others to wake it. Two Sleepers that cannot
+//     watch cannot share a rank: pml.New refuses that selection.
+//
+// So a rank with sm and tcp sleeps in sm's futex, and tcp's poller ends
+// that sleep through sm.Wake when a socket becomes readable (or writable
+// while sends are queued): the rank wakes for either. A rank with tcp
+// alone sleeps in tcp's own poller.
+type Sleeper interface {
+	// Sleep blocks until the module has work for Progress (a fragment
+	// arrived, a peer was lost, a queued send may move on), Wake is
+	// called, or d elapses (d <= 0: no timeout). It returns at once when
+	// such work is already visible or a Wake is pending. Only one
+	// goroutine of a process sleeps in a module at a time; a spurious
+	// return is allowed (the PML polls and sleeps again).
+	Sleep(d time.Duration)
+	// Wake ends the Sleep in progress, or the next one if none is. It may
+	// be called from any goroutine at any time, also concurrently with
+	// Close and after it (then it does nothing), and must not block.
+	Wake()
+}
+
+// Watcher is a Sleeper that can also end another module's Sleep: it has a
+// poller or goroutines of its own that see its work arrive without the
+// rank polling it (a socket BTL: an epoll loop, or reader goroutines).
+type Watcher interface {
+	Sleeper
+	// Watch(wake) arms the module: until Watch(nil) disarms it, whenever
+	// work for Progress arrives, the module calls wake at least once, from
+	// any goroutine, without holding a lock that Progress or Send takes.
+	// Work that arrived before the arming need not be announced: the PML
+	// arms, then polls every module, then sleeps. A wake already under way
+	// may still run after Watch(nil) returns (wake is harmless then).
+	Watch(wake func())
+}
+
+// Flusher is a module that can hold sends after Send returned: queued for
+// a full FIFO or a full socket. A module with such queues should implement
+// it, so that Finalize delivers a rank's last messages (its barrier's)
+// before Close drops the queues.
+type Flusher interface {
+	// Queued reports whether a send to peer is still held in the module,
+	// not yet handed over to peer. A lost peer's queue counts as empty.
+	Queued(peer int) bool
 }

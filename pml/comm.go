@@ -116,9 +116,7 @@ func (c *Comm) isendEager(r *Request, buf []byte, dest, tag int) (done bool, err
 		// Finalize, which cannot overlap this call, looks for 0).
 		p.activeSends.Add(1)
 	}
-	if pe.m != p.sleeper {
-		p.kick() // a send to self: no remote sender will wake the sleeper
-	}
+	p.sentTo(dest)
 	return true, nil
 }
 
@@ -199,14 +197,18 @@ func (c *Comm) sendEager(buf []byte, dest, tag int) (done bool, err error) {
 	w := eagerWaitPool.Get().(*eagerWait)
 	copied, err := pe.m.Send(dest, btl.TagPMLMatch, h.encodeMatch(w.hdr[:]), buf, w)
 	if err == nil && !copied {
-		p.WaitFor(w.done.Load)
+		if err = p.WaitFor(w.done.Load); err != nil {
+			// Closed with the payload still queued: the BTL dropped it
+			// and w with it (never put back: a late SendDone is harmless).
+			return true, err
+		}
 		err = w.err
 		w.done.Store(false)
 		w.err = nil
 	}
 	eagerWaitPool.Put(w)
-	if err == nil && pe.m != p.sleeper {
-		p.kick() // a send to self: no remote sender will wake the sleeper
+	if err == nil {
+		p.sentTo(dest)
 	}
 	return true, err
 }
@@ -280,13 +282,12 @@ func (c *Comm) Probe(src, tag int) (Status, error) {
 	}
 	var st Status
 	var err error
-	c.p.WaitFor(func() bool {
+	if werr := c.p.WaitFor(func() bool {
 		var ok bool
 		st, ok, err = c.probe(src, tag)
-		return ok || err != nil || c.p.closed.Load()
-	})
-	if err == nil && c.p.closed.Load() {
-		err = errClosed
+		return ok || err != nil
+	}); werr != nil {
+		return Status{}, werr
 	}
 	return st, err
 }

@@ -25,13 +25,16 @@
 // RNDV needs, whether a FRAG fits) are pure functions in proto.go, tested
 // by tables without a transport; send.go and recv.go carry them out.
 //
-// Locks: PML.mu guards the matching engine, the request tables and the
-// unexpected-memory accounting. PML.progMu serializes Progress across all
-// BTLs (BTL callbacks run under it). Lock order: progMu before mu. Nothing
-// that holds mu calls Progress or waits.
+// Locks: PML.mu guards the matching engine, the request tables, the free
+// lists and the unexpected-memory accounting; PML.progMu serializes
+// Progress across all BTLs (BTL callbacks run under it). The whole lock
+// order is written at the PML type. Nothing that holds mu calls Progress,
+// waits, or copies a payload.
 //
-// Waiting: a blocking call polls Progress for a configurable number of
-// spins, then one waiting goroutine (the sleeper) sleeps in the transport
-// (futex in the shared segment, woken by senders) while the others block
-// on Go channels until their request completes or the sleeper role frees.
+// Waiting (wait.go): a blocking call polls Progress for SpinCount idle
+// polls, then one waiting goroutine (the sleeper) sleeps in the transport
+// chosen by capability (btl.Sleeper, btl.Watcher: sm's futex, a socket
+// poller, or the PML's own channel when no BTL sleeps), while the others
+// block on Go channels until their request completes or the sleeper role
+// frees.
 package pml

@@ -1,16 +1,13 @@
 package pml
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"golang.org/x/sys/unix"
 
 	"github.com/gorun-mpi/gorun/btl"
 	"github.com/gorun-mpi/gorun/internal/errs"
@@ -65,7 +62,19 @@ type peer struct {
 	owed int64
 }
 
-// PML is the point-to-point engine of one rank.
+// PML is the point-to-point engine of one rank. Lock order (a goroutine
+// holding one may take those below it, never those above):
+//
+//	gorun's state lock (Init/Finalize), Comm.dups (one collective per comm)
+//	PML.progMu      the one goroutine in Progress; BTL callbacks run under it
+//	  btl module locks (sm progMu, peer.mu; self mu), taken inside Progress/Send
+//	PML.mu          matching engine, request tables, free lists, credit owed
+//	  Request.wmu, Handle.mu, waitState.genMu   leaves: nothing taken under them
+//
+// Under mu the PML calls btl Send (headers and small control messages:
+// ACK, CTL, FIN) but never Progress, Sleep, a wait, or a bulk copy: payload
+// copies and single-copy reads of a matched message run with mu released
+// (recv.go). Request completion (finish) runs with or without mu.
 type PML struct {
 	cfg   Config
 	log   hclog.Logger
@@ -77,35 +86,26 @@ type PML struct {
 	// creditLimit is each peer's eager credit (0: flow control off).
 	creditLimit int64
 
-	mu         sync.Mutex // guards everything below
-	eng        *match.Engine
-	sends      map[uint64]*Request // awaiting ACK or FIN
-	recvs      map[uint64]*Request // rendezvous receives awaiting FRAGs
-	nextID     uint64
+	mu     sync.Mutex // guards the fields up to the next blank line
+	eng    *match.Engine
+	sends  map[uint64]*Request // send requests awaiting ACK or FIN
+	recvs  map[uint64]*Request // rendezvous receives awaiting FRAGs
+	nextID uint64              // last request id handed out
+	// unexpected-message memory
 	unexpBytes int64
-	nextCtx    uint32
-	pairs      []match.Pair
+	pairs      []match.Pair        // scratch for Arrive
 	msgFree    []*match.Msg        // recycled Msgs
 	unexpFree  []*unexp            // recycled unexpected records, with their buffers
 	hdrBuf     [btl.MaxHeader]byte // for sends made under mu
-	finalized  bool
+	nextCtx    uint32              // next communicator context id to propose (Dup)
 
-	activeSends atomic.Int64
+	activeSends atomic.Int64 // send requests started and not finished (Finalize waits for 0)
+	closed      atomic.Bool
 
 	// spare is a zeroed request kept for the next blocking call.
 	spare atomic.Pointer[Request]
 
-	// sleeping (see block)
-	sleeper       btl.Module
-	runner        runner // the sleeper, when it shows which ranks are on a core
-	sleeperActive atomic.Bool
-	genMu         sync.Mutex
-	gen           chan struct{} // closed when the sleeper role is given up
-	closed        atomic.Bool
-
-	// idleTick counts idle polls (see idle). An atomic add is no extra
-	// cost there: each poll already takes and drops two locks.
-	idleTick atomic.Uint32
+	wait waitState // wait.go
 }
 
 // New builds the PML over cfg.Modules and registers its BTL callbacks.
@@ -128,7 +128,6 @@ func New(cfg Config) (*PML, error) {
 		sends:   make(map[uint64]*Request),
 		recvs:   make(map[uint64]*Request),
 		nextCtx: 1,
-		gen:     make(chan struct{}),
 	}
 	for i := range p.peers {
 		var best btl.Module
@@ -160,6 +159,9 @@ func New(cfg Config) (*PML, error) {
 			p.peers[i].credit.Store(p.creditLimit)
 		}
 	}
+	if err := p.wait.init(cfg.Modules); err != nil {
+		return nil, err
+	}
 	for _, m := range cfg.Modules {
 		m.Register(btl.TagPMLMatch, p.onMatch)
 		m.Register(btl.TagPMLRndv, p.onRndv)
@@ -168,240 +170,13 @@ func New(cfg Config) (*PML, error) {
 		m.Register(btl.TagPMLFin, p.onFin)
 		m.Register(btl.TagPMLCtl, p.onCtl)
 		m.OnPeerLost(p.onPeerLost)
-		if p.sleeper == nil || m.Name() == "sm" {
-			p.sleeper = m
-		}
 	}
-	p.runner, _ = p.sleeper.(runner)
 	return p, nil
 }
 
 // Rank and Size of the world.
 func (p *PML) Rank() int { return p.cfg.Rank }
 func (p *PML) Size() int { return p.cfg.Size }
-
-// Progress polls every BTL once. It returns the number of events handled,
-// or 0 at once when another goroutine is progressing.
-func (p *PML) Progress() int {
-	if p.closed.Load() || !p.progMu.TryLock() {
-		return 0
-	}
-	n := 0
-	for _, m := range p.mods {
-		n += m.Progress()
-	}
-	p.progMu.Unlock()
-	return n
-}
-
-// kick wakes the sleeper after a local event that no remote sender will
-// announce (a send to self, a cancel).
-func (p *PML) kick() {
-	if p.sleeperActive.Load() {
-		p.sleeper.Wake()
-	}
-}
-
-// Wait blocks until r completes or ctx ends (ctx may be nil).
-func (p *PML) Wait(ctx context.Context, r *Request) error {
-	var done <-chan struct{}
-	if ctx != nil {
-		done = ctx.Done()
-	}
-	spins, peerSpins := 0, 0
-	for !r.Done() {
-		if p.Progress() > 0 {
-			spins = 0
-			continue
-		}
-		p.idleFor(r.awaited(), &peerSpins)
-		spins++
-		if spins&63 == 0 && done != nil {
-			select {
-			case <-done:
-				if r.Done() {
-					return nil
-				}
-				return ctx.Err()
-			default:
-			}
-		}
-		if spins < p.cfg.SpinCount {
-			continue
-		}
-		if err := p.block(ctx, done, r.waitChan); err != nil && !r.Done() {
-			return err
-		}
-		spins = p.afterBlock()
-	}
-	return nil
-}
-
-// idle is called after a poll that found nothing. Oversubscribed (more ranks
-// than cores), it yields the core, as Open MPI's mpi_yield_when_idle does:
-// the rank that holds the token gets the CPU instead of us spinning.
-//
-// Every goschedEvery idle polls it also passes through Go's scheduler. A
-// goroutine that polls for 10 ms without doing so is preempted by a signal
-// from the runtime's monitor thread, and on these virtual machines a signal
-// costs the rank, and so its partner, far more than the ~100 ns a Gosched
-// does: 8-byte ping-pong latency varied between 0.15 and 0.5 us from run
-// to run with the signals and sat at 0.15 us without them.
-func (p *PML) idle() { p.idleFor(-1, nil) }
-
-// runner is implemented by a BTL that shows which ranks are on a core.
-type runner interface {
-	SetRunning(on bool)
-	PeerRunning(rank int) bool
-}
-
-// peerSpinMax bounds the polls a waiting rank makes without yielding while
-// the rank it waits for is on a core (a few microseconds; a yield that
-// switches costs ~8 us here).
-const peerSpinMax = 100
-
-// idleFor is idle for a wait on a message from rank src (-1: any source).
-// Oversubscribed, it does not yield while src is polling on another core
-// (up to peerSpinMax polls, counted in *peerSpins): src's message may be
-// a microsecond away, and a yield would hand our core to a rank that most
-// likely has nothing to do. This cut shift's time per round by ~6% (8 ranks,
-// 2 cores, 6 runs each way).
-func (p *PML) idleFor(src int, peerSpins *int) {
-	if p.cfg.Yield {
-		rn := p.runner
-		if rn != nil && src >= 0 && peerSpins != nil && *peerSpins < peerSpinMax && rn.PeerRunning(src) {
-			*peerSpins++
-		} else {
-			if peerSpins != nil {
-				*peerSpins = 0
-			}
-			if rn != nil {
-				rn.SetRunning(false)
-			}
-			unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
-			if rn != nil {
-				rn.SetRunning(true)
-			}
-		}
-	}
-	every := uint32(goschedEvery)
-	if p.cfg.Yield {
-		every = goschedEveryYielding
-	}
-	if p.idleTick.Add(1)%every == 0 {
-		runtime.Gosched()
-	}
-}
-
-// goschedEvery: idle polls between passes through Go's scheduler (about
-// 50 us of polling; far below the runtime's 10 ms preemption period), and
-// goschedEveryYielding the same when each idle poll yields the core (a
-// yield that switches takes ~8 us here, so about 0.5 ms).
-const (
-	goschedEvery         = 1024
-	goschedEveryYielding = 64
-)
-
-// afterBlock returns the spin count to continue with after a block: a wake
-// that brought work starts a new spin phase; one that brought nothing (a
-// timeout, another goroutine's event) goes back to sleep at once, so an idle
-// rank does not spin again every SleepTimeout.
-func (p *PML) afterBlock() int {
-	if p.Progress() > 0 {
-		return 0
-	}
-	return p.cfg.SpinCount
-}
-
-// WaitFor is Wait for a condition that is not a request (probe, finalize):
-// it polls cond between progress calls and sleeps like Wait.
-func (p *PML) WaitFor(cond func() bool) {
-	spins := 0
-	for !cond() {
-		if p.Progress() > 0 {
-			spins = 0
-			continue
-		}
-		p.idle()
-		spins++
-		if spins < p.cfg.SpinCount {
-			continue
-		}
-		p.block(nil, nil, nil)
-		spins = p.afterBlock()
-	}
-}
-
-// block is the sleeping half of a wait. One goroutine at a time becomes the
-// sleeper: it holds progMu and sleeps in the transport until a sender wakes
-// it, then gives the role up (closing gen so others re-contend). The others
-// block on their own completion channel (wc) or on gen.
-func (p *PML) block(ctx context.Context, done <-chan struct{}, wc func() chan struct{}) error {
-	var own chan struct{}
-	if wc != nil {
-		if own = wc(); own == nil {
-			return nil // completed meanwhile
-		}
-	}
-	if p.closed.Load() {
-		return errClosed
-	}
-	if p.runner != nil && p.cfg.Yield {
-		// Not polling while blocked: peers waiting for us yield at once.
-		p.runner.SetRunning(false)
-		defer p.runner.SetRunning(true)
-	}
-	if p.sleeperActive.CompareAndSwap(false, true) {
-		p.progMu.Lock()
-		n := 0
-		for _, m := range p.mods {
-			n += m.Progress()
-		}
-		if n == 0 {
-			var stop func() bool
-			if done != nil {
-				stop = context.AfterFunc(ctx, p.sleeper.Wake)
-			}
-			p.sleeper.Sleep(p.cfg.SleepTimeout)
-			if stop != nil {
-				stop()
-			}
-			for _, m := range p.mods {
-				m.Progress()
-			}
-		}
-		p.progMu.Unlock()
-		// Give the role up before waking the others: a waiter that reads
-		// the new gen and still sees the role taken is then sure that a
-		// later sleeper will close that gen.
-		p.sleeperActive.Store(false)
-		p.genMu.Lock()
-		close(p.gen)
-		p.gen = make(chan struct{})
-		p.genMu.Unlock()
-		if done != nil {
-			select {
-			case <-done:
-				return ctx.Err()
-			default:
-			}
-		}
-		return nil
-	}
-	p.genMu.Lock()
-	g := p.gen
-	p.genMu.Unlock()
-	if !p.sleeperActive.Load() {
-		return nil // the role freed meanwhile: contend again
-	}
-	select {
-	case <-own:
-	case <-g:
-	case <-done:
-		return ctx.Err()
-	}
-	return nil
-}
 
 // peerLost builds the error for an operation with a lost peer.
 func peerLost(rank int) error {
@@ -467,6 +242,7 @@ func (p *PML) Close() error {
 	if !p.closed.CompareAndSwap(false, true) {
 		return nil
 	}
+	p.wait.wake() // a sleeper sees closed and gives the role up
 	p.progMu.Lock()
 	defer p.progMu.Unlock()
 	var all []error

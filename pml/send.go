@@ -73,9 +73,7 @@ func (r *Request) afterSend(copied bool, err error) error {
 	if copied {
 		r.pending.Add(-1)
 	}
-	if r.p.peers[r.peer].m != r.p.sleeper {
-		r.p.kick() // a send to self: no remote sender will wake the sleeper
-	}
+	r.p.sentTo(r.peer)
 	r.release()
 	return nil
 }

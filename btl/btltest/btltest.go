@@ -63,14 +63,15 @@ func (c *completion) SendDone(err error) {
 	}
 }
 
-// msg is one message of a stream: hdr = 8-byte sequence number + filler,
-// payload = a pattern derived from the sequence number.
+// fill writes the pattern of message seq into b.
 func fill(b []byte, seq uint64) {
 	for i := range b {
 		b[i] = byte(seq*131 + uint64(i)*7 + 1)
 	}
 }
 
+// makeMsg builds message seq of a stream: hdr = 8-byte sequence number +
+// filler, payload = a pattern derived from the sequence number.
 func makeMsg(seq uint64, hdrLen, payLen int) (hdr, payload []byte) {
 	hdr = make([]byte, max(8, hdrLen))
 	binary.LittleEndian.PutUint64(hdr, seq)
@@ -352,7 +353,7 @@ func testBadArguments(t *testing.T, newPair NewPair) {
 
 // sleepReturns runs Sleep(d) in a goroutine and fails if it has not
 // returned within Timeout.
-func sleepReturns(t *testing.T, m btl.Module, d time.Duration, before func()) {
+func sleepReturns(t *testing.T, m btl.Sleeper, d time.Duration, before func()) {
 	t.Helper()
 	done := make(chan struct{})
 	go func() { m.Sleep(d); close(done) }()
@@ -366,8 +367,20 @@ func sleepReturns(t *testing.T, m btl.Module, d time.Duration, before func()) {
 	}
 }
 
+// sleepers returns a and b as Sleepers, or skips a module that is not one.
+func sleepers(t *testing.T, a, b btl.Module) (btl.Sleeper, btl.Sleeper) {
+	t.Helper()
+	as, ok1 := a.(btl.Sleeper)
+	bs, ok2 := b.(btl.Sleeper)
+	if !ok1 || !ok2 {
+		t.Skipf("%s is not a btl.Sleeper", a.Name())
+	}
+	return as, bs
+}
+
 func testSleepWake(t *testing.T, newPair NewPair) {
-	a, _, _, _ := newPair(t)
+	m, n, _, _ := newPair(t)
+	a, _ := sleepers(t, m, n)
 	// Wake before Sleep: the next Sleep returns at once.
 	a.Wake()
 	sleepReturns(t, a, time.Hour, nil)
@@ -379,16 +392,17 @@ func testSleepWake(t *testing.T, newPair NewPair) {
 
 func testSenderWakes(t *testing.T, newPair NewPair) {
 	a, b, _, br := newPair(t)
+	_, bs := sleepers(t, a, b)
 	var got atomic.Int32
 	b.Register(btl.TagPMLCtl, func(int, []byte) { got.Add(1) })
 	// Work already visible: Sleep returns at once.
 	if _, err := a.Send(br, btl.TagPMLCtl, []byte("x"), nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	sleepReturns(t, b, 0, nil)
+	sleepReturns(t, bs, 0, nil)
 	pump(t, a, b, func() bool { return got.Load() == 1 })
 	// A sender wakes a receiver already asleep (or about to be).
-	sleepReturns(t, b, 0, func() {
+	sleepReturns(t, bs, 0, func() {
 		time.Sleep(2 * time.Millisecond)
 		if _, err := a.Send(br, btl.TagPMLCtl, []byte("y"), make([]byte, 500), nil); err != nil {
 			t.Error(err)

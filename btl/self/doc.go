@@ -6,7 +6,9 @@
 // locks around Send). Buffers are reused: no allocation per message in
 // steady state. Send always copies, so it always returns copied=true and no
 // Completion is ever called. ReadFrom is a plain memory copy (same process),
-// so Attributes().SingleCopy is true.
+// so Attributes().SingleCopy is true. It is not a btl.Sleeper: everything
+// it delivers was sent by this rank, and the PML wakes its own sleeper
+// after a send to self.
 //
 // Invariants: fragments are delivered in Send order; the queue only grows by
 // Send and only shrinks by Progress, one Progress at a time.

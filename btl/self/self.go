@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"time"
 	"unsafe"
 
 	"github.com/gorun-mpi/gorun/btl"
@@ -53,9 +52,8 @@ type Module struct {
 		small [][]byte // free buffers of cap MaxHeader+EagerLimit
 		large [][]byte // free buffers of cap MaxHeader+MaxSendSize
 	}
-	progMu sync.Mutex    // held by the one goroutine inside Progress
-	batch  []frag        // the queue being delivered; progMu
-	notify chan struct{} // capacity 1: a semaphore of "work or Wake since the last Sleep"
+	progMu sync.Mutex // held by the one goroutine inside Progress
+	batch  []frag     // the queue being delivered; progMu
 	// queued counts fragments in mu.q, so an idle Progress costs one atomic
 	// load instead of two lock round trips.
 	queued atomic.Int32
@@ -82,7 +80,7 @@ func NewWithConfig(rank int, cfg Config) (*Module, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	m := &Module{rank: rank, cfg: cfg, notify: make(chan struct{}, 1)}
+	m := &Module{rank: rank, cfg: cfg}
 	m.attrs = btl.Attributes{EagerLimit: cfg.EagerLimit, MaxSendSize: cfg.MaxSendSize,
 		Latency: 0, Bandwidth: 100000, Exclusivity: Exclusivity, SingleCopy: true}
 	return m, nil
@@ -121,10 +119,6 @@ func (m *Module) Send(peer int, tag btl.Tag, hdr, payload []byte, c btl.Completi
 	m.mu.q = append(m.mu.q, frag{tag, buf})
 	m.queued.Add(1)
 	m.mu.Unlock()
-	select {
-	case m.notify <- struct{}{}:
-	default:
-	}
 	return true, nil
 }
 
@@ -167,35 +161,6 @@ func (m *Module) Progress() int {
 	}
 	m.progMu.Unlock()
 	return n
-}
-
-// Sleep waits for a Send, a Wake or d (d <= 0: no timeout); it returns at
-// once if fragments are queued.
-func (m *Module) Sleep(d time.Duration) {
-	m.mu.Lock()
-	queued := len(m.mu.q) > 0
-	m.mu.Unlock()
-	if queued {
-		return
-	}
-	if d <= 0 {
-		<-m.notify
-		return
-	}
-	t := time.NewTimer(d)
-	select {
-	case <-m.notify:
-	case <-t.C:
-	}
-	t.Stop()
-}
-
-// Wake ends a Sleep in progress, or the next one.
-func (m *Module) Wake() {
-	select {
-	case m.notify <- struct{}{}:
-	default:
-	}
 }
 
 // ReadFrom copies len(dst) bytes from addr in this process.

@@ -51,3 +51,17 @@ func (r *ring) pop() {
 	r.head = (r.head + 1) % len(r.ops)
 	r.size--
 }
+
+// Queued implements btl.Flusher: a send to peer waits in its pending queue.
+func (m *Module) Queued(peer int) bool {
+	if peer < 0 || peer >= len(m.peers) || peer == m.rank {
+		return false
+	}
+	p := &m.peers[peer]
+	return p.npending.Load() > 0 && !p.lost.Load()
+}
+
+var (
+	_ btl.Sleeper = (*Module)(nil)
+	_ btl.Flusher = (*Module)(nil)
+)

@@ -1,0 +1,379 @@
+package pml
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gorun-mpi/gorun/btl"
+)
+
+// Waiting, in one place: a waiting call (Wait, WaitFor) polls Progress,
+// yields its core between idle polls when the rank is oversubscribed,
+// passes through Go's scheduler now and then, and after SpinCount idle
+// polls blocks. One blocked goroutine at a time (the sleeper) holds
+// progMu and sleeps in the primary Sleeper (see btl.Sleeper for how it is
+// chosen), after arming the other Sleepers (Watchers) to wake it; the
+// others wait on their request's channel or on gen, which the sleeper
+// closes when it gives the role up. Local events that no peer announces (a
+// send to self, a cancel, a lost peer, Close) kick the sleeper.
+
+// waitState is what waits share.
+type waitState struct {
+	primary  btl.Sleeper   // where the sleeper sleeps
+	wake     func()        // primary.Wake, bound once
+	watchers []btl.Watcher // the other Sleepers: armed while the sleeper sleeps
+	runners  []runner      // modules that show which ranks are on a core
+
+	active atomic.Bool // a goroutine holds the sleeper role
+	genMu  sync.Mutex
+	gen    chan struct{} // closed when the sleeper role is given up
+
+	// idleTick counts idle polls (see idleFor). An atomic add is no extra
+	// cost there: each poll already takes and drops two locks.
+	idleTick atomic.Uint32
+}
+
+// runner is implemented by a BTL that shows which ranks are on a core
+// (sm: a flag per rank in the shared segment).
+type runner interface {
+	SetRunning(on bool)
+	PeerRunning(rank int) bool
+}
+
+// init chooses the primary sleeper among mods by capability: the one
+// Sleeper that is not a Watcher, or the first Sleeper when all are, or the
+// PML's own channel when none is. Two Sleepers that cannot watch are an
+// error: the rank could sleep in only one of them.
+func (w *waitState) init(mods []btl.Module) error {
+	var sleepers []btl.Sleeper
+	var blind []string
+	for _, m := range mods {
+		s, ok := m.(btl.Sleeper)
+		if !ok {
+			continue
+		}
+		sleepers = append(sleepers, s)
+		if _, watches := m.(btl.Watcher); !watches {
+			blind = append(blind, m.Name())
+			w.primary = s
+		}
+	}
+	if len(blind) > 1 {
+		return fmt.Errorf("pml: BTLs %s all sleep without watching for the others (btl.Watcher); a rank can sleep in only one of them", strings.Join(blind, ", "))
+	}
+	if w.primary == nil && len(sleepers) > 0 {
+		w.primary = sleepers[0]
+	}
+	for _, s := range sleepers {
+		if s != w.primary {
+			w.watchers = append(w.watchers, s.(btl.Watcher))
+		}
+	}
+	if w.primary == nil {
+		w.primary = newChanSleeper()
+	}
+	w.wake = w.primary.Wake
+	for _, m := range mods {
+		if rn, ok := m.(runner); ok {
+			w.runners = append(w.runners, rn)
+		}
+	}
+	w.gen = make(chan struct{})
+	return nil
+}
+
+// chanSleeper is the primary when no BTL sleeps (self only): every event
+// that can end its sleep is local and kicks it.
+type chanSleeper chan struct{}
+
+func newChanSleeper() chanSleeper { return make(chanSleeper, 1) }
+
+func (c chanSleeper) Sleep(d time.Duration) {
+	if d <= 0 {
+		<-c
+		return
+	}
+	t := time.NewTimer(d)
+	select {
+	case <-c:
+	case <-t.C:
+	}
+	t.Stop()
+}
+
+func (c chanSleeper) Wake() {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+// Progress polls every BTL once. It returns the number of events handled,
+// or 0 at once when another goroutine is progressing.
+func (p *PML) Progress() int {
+	if p.closed.Load() || !p.progMu.TryLock() {
+		return 0
+	}
+	n := p.progressLocked()
+	p.progMu.Unlock()
+	return n
+}
+
+// progressLocked polls every BTL once (progMu held).
+func (p *PML) progressLocked() int {
+	n := 0
+	for _, m := range p.mods {
+		n += m.Progress()
+	}
+	return n
+}
+
+// kick wakes the sleeper after a local event that no remote sender will
+// announce (a send to self, a cancel, a lost peer, Close).
+func (p *PML) kick() {
+	if p.wait.active.Load() {
+		p.wait.wake()
+	}
+}
+
+// sentTo is the tail of every send: a send to self is a local event.
+func (p *PML) sentTo(dest int) {
+	if dest == p.cfg.Rank {
+		p.kick()
+	}
+}
+
+// Wait blocks until r completes or ctx ends (ctx may be nil). It returns
+// ctx's error, or errClosed when the PML closes first; nil once r is done
+// (r's own result is in r).
+func (p *PML) Wait(ctx context.Context, r *Request) error {
+	var done <-chan struct{}
+	if ctx != nil {
+		done = ctx.Done()
+	}
+	spins, peerSpins := 0, 0
+	for !r.Done() {
+		if p.Progress() > 0 {
+			spins = 0
+			continue
+		}
+		p.idleFor(r.awaited(), &peerSpins)
+		spins++
+		if spins&63 == 0 && done != nil {
+			select {
+			case <-done:
+				if r.Done() {
+					return nil
+				}
+				return ctx.Err()
+			default:
+			}
+		}
+		if spins < p.cfg.SpinCount {
+			continue
+		}
+		if err := p.block(ctx, done, r.waitChan); err != nil && !r.Done() {
+			return err
+		}
+		spins = p.afterBlock()
+	}
+	return nil
+}
+
+// WaitFor is Wait for a condition that is not a request (probe, finalize,
+// WaitAny): it polls cond between progress calls and sleeps like Wait. It
+// returns nil once cond holds, errClosed if the PML closes first.
+func (p *PML) WaitFor(cond func() bool) error {
+	spins := 0
+	for !cond() {
+		if p.Progress() > 0 {
+			spins = 0
+			continue
+		}
+		p.idle()
+		spins++
+		if spins < p.cfg.SpinCount {
+			continue
+		}
+		if err := p.block(nil, nil, nil); err != nil && !cond() {
+			return err
+		}
+		spins = p.afterBlock()
+	}
+	return nil
+}
+
+// idle is called after a poll that found nothing. Oversubscribed (more ranks
+// than cores), it yields the core, as Open MPI's mpi_yield_when_idle does:
+// the rank that holds the token gets the CPU instead of us spinning.
+//
+// Every goschedEvery idle polls it also passes through Go's scheduler. A
+// goroutine that polls for 10 ms without doing so is preempted by a signal
+// from the runtime's monitor thread, and on these virtual machines a signal
+// costs the rank, and so its partner, far more than the ~100 ns a Gosched
+// does: 8-byte ping-pong latency varied between 0.15 and 0.5 us from run
+// to run with the signals and sat at 0.15 us without them.
+func (p *PML) idle() { p.idleFor(-1, nil) }
+
+// peerSpinMax bounds the polls a waiting rank makes without yielding while
+// the rank it waits for is on a core (a few microseconds; a yield that
+// switches costs ~8 us here).
+const peerSpinMax = 100
+
+// idleFor is idle for a wait on a message from rank src (-1: any source).
+// Oversubscribed, it does not yield while src is polling on another core
+// (up to peerSpinMax polls, counted in *peerSpins): src's message may be
+// a microsecond away, and a yield would hand our core to a rank that most
+// likely has nothing to do. This cut shift's time per round by ~6% (8 ranks,
+// 2 cores, 6 runs each way).
+func (p *PML) idleFor(src int, peerSpins *int) {
+	if p.cfg.Yield {
+		if src >= 0 && peerSpins != nil && *peerSpins < peerSpinMax && p.peerRunning(src) {
+			*peerSpins++
+		} else {
+			if peerSpins != nil {
+				*peerSpins = 0
+			}
+			p.setRunning(false)
+			unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+			p.setRunning(true)
+		}
+	}
+	every := uint32(goschedEvery)
+	if p.cfg.Yield {
+		every = goschedEveryYielding
+	}
+	if p.wait.idleTick.Add(1)%every == 0 {
+		runtime.Gosched()
+	}
+}
+
+// setRunning tells every runner module whether this rank polls.
+func (p *PML) setRunning(on bool) {
+	for _, rn := range p.wait.runners {
+		rn.SetRunning(on)
+	}
+}
+
+// peerRunning reports whether a runner module says src is on a core.
+func (p *PML) peerRunning(src int) bool {
+	for _, rn := range p.wait.runners {
+		if rn.PeerRunning(src) {
+			return true
+		}
+	}
+	return false
+}
+
+// goschedEvery: idle polls between passes through Go's scheduler (about
+// 50 us of polling; far below the runtime's 10 ms preemption period), and
+// goschedEveryYielding the same when each idle poll yields the core (a
+// yield that switches takes ~8 us here, so about 0.5 ms).
+const (
+	goschedEvery         = 1024
+	goschedEveryYielding = 64
+)
+
+// afterBlock returns the spin count to continue with after a block: a wake
+// that brought work starts a new spin phase; one that brought nothing (a
+// timeout, another goroutine's event) goes back to sleep at once, so an idle
+// rank does not spin again every SleepTimeout.
+func (p *PML) afterBlock() int {
+	if p.Progress() > 0 {
+		return 0
+	}
+	return p.cfg.SpinCount
+}
+
+// block is the sleeping half of a wait. One goroutine at a time becomes the
+// sleeper: it holds progMu and sleeps in the primary until a sender wakes
+// it, then gives the role up (closing gen so others re-contend). The others
+// block on their own completion channel (wc) or on gen. It returns
+// errClosed after Close, ctx's error when ctx ends.
+func (p *PML) block(ctx context.Context, done <-chan struct{}, wc func() chan struct{}) error {
+	var own chan struct{}
+	if wc != nil {
+		if own = wc(); own == nil {
+			return nil // completed meanwhile
+		}
+	}
+	if p.closed.Load() {
+		return errClosed
+	}
+	w := &p.wait
+	if p.cfg.Yield && len(w.runners) > 0 {
+		// Not polling while blocked: peers waiting for us yield at once.
+		p.setRunning(false)
+		defer p.setRunning(true)
+	}
+	if w.active.CompareAndSwap(false, true) {
+		p.sleep(ctx, done)
+		// Give the role up before waking the others: a waiter that reads
+		// the new gen and still sees the role taken is then sure that a
+		// later sleeper will close that gen.
+		w.active.Store(false)
+		w.genMu.Lock()
+		close(w.gen)
+		w.gen = make(chan struct{})
+		w.genMu.Unlock()
+		if p.closed.Load() {
+			return errClosed
+		}
+		if done != nil {
+			select {
+			case <-done:
+				return ctx.Err()
+			default:
+			}
+		}
+		return nil
+	}
+	w.genMu.Lock()
+	g := w.gen
+	w.genMu.Unlock()
+	if !w.active.Load() {
+		return nil // the role freed meanwhile: contend again
+	}
+	select {
+	case <-own:
+	case <-g:
+	case <-done:
+		return ctx.Err()
+	}
+	return nil
+}
+
+// sleep is the sleeper's turn: with progMu held, arm the watchers, poll
+// every module once more, and sleep in the primary if nothing came.
+func (p *PML) sleep(ctx context.Context, done <-chan struct{}) {
+	w := &p.wait
+	p.progMu.Lock()
+	defer p.progMu.Unlock()
+	if p.closed.Load() {
+		return
+	}
+	for _, wt := range w.watchers {
+		wt.Watch(w.wake)
+	}
+	if p.progressLocked() == 0 {
+		var stop func() bool
+		if done != nil {
+			stop = context.AfterFunc(ctx, w.wake)
+		}
+		w.primary.Sleep(p.cfg.SleepTimeout)
+		if stop != nil {
+			stop()
+		}
+		p.progressLocked()
+	}
+	for _, wt := range w.watchers {
+		wt.Watch(nil)
+	}
+}

@@ -1,0 +1,144 @@
+package pml
+
+import (
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gorun-mpi/gorun/btl"
+)
+
+// stubMod is a module with no traffic; sleeper and watcher add the
+// capabilities under test.
+type stubMod struct {
+	btl.Module // nil: only the methods below are called
+	name       string
+}
+
+func (m *stubMod) Name() string  { return m.name }
+func (m *stubMod) Progress() int { return 0 }
+
+type sleeperMod struct {
+	stubMod
+	wakes atomic.Int32
+	woken chan struct{}
+}
+
+func newSleeperMod(name string) *sleeperMod {
+	return &sleeperMod{stubMod: stubMod{name: name}, woken: make(chan struct{}, 1)}
+}
+
+func (m *sleeperMod) Sleep(d time.Duration) {
+	select {
+	case <-m.woken:
+	case <-time.After(d):
+	}
+}
+
+func (m *sleeperMod) Wake() {
+	m.wakes.Add(1)
+	select {
+	case m.woken <- struct{}{}:
+	default:
+	}
+}
+
+type watcherMod struct {
+	*sleeperMod
+	armed atomic.Pointer[func()]
+}
+
+func (m *watcherMod) Watch(wake func()) {
+	if wake == nil {
+		m.armed.Store(nil)
+		return
+	}
+	m.armed.Store(&wake)
+}
+
+// arrive plays work arriving at the watcher: it wakes whoever armed it.
+func (m *watcherMod) arrive() bool {
+	if f := m.armed.Load(); f != nil {
+		(*f)()
+		return true
+	}
+	return false
+}
+
+func TestSleeperChoice(t *testing.T) {
+	plain := &stubMod{name: "self"}
+	sm1, sm2 := newSleeperMod("sm"), newSleeperMod("sm2")
+	tcp := &watcherMod{sleeperMod: newSleeperMod("tcp")}
+	tcp2 := &watcherMod{sleeperMod: newSleeperMod("tcp2")}
+	cases := []struct {
+		name     string
+		mods     []btl.Module
+		primary  btl.Sleeper // nil: the PML's own channel
+		watchers int
+		err      string
+	}{
+		{"no sleeper", []btl.Module{plain}, nil, 0, ""},
+		{"one sleeper", []btl.Module{plain, sm1}, sm1, 0, ""},
+		{"sleeper and watcher", []btl.Module{plain, tcp, sm1}, sm1, 1, ""},
+		{"watchers only", []btl.Module{tcp, tcp2}, tcp, 1, ""},
+		{"two blind sleepers", []btl.Module{sm1, tcp, sm2}, nil, 0, "sm, sm2"},
+	}
+	for _, c := range cases {
+		var w waitState
+		err := w.init(c.mods)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: error %v, want one naming %q", c.name, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if c.primary == nil {
+			if _, ok := w.primary.(chanSleeper); !ok {
+				t.Errorf("%s: primary %T, want the PML's channel", c.name, w.primary)
+			}
+		} else if w.primary != c.primary {
+			t.Errorf("%s: primary %v, want %v", c.name, w.primary, c.primary)
+		}
+		if len(w.watchers) != c.watchers {
+			t.Errorf("%s: %d watchers, want %d", c.name, len(w.watchers), c.watchers)
+		}
+	}
+}
+
+// TestWatcherEndsSleep: a rank with an sm-like sleeper and a tcp-like
+// watcher sleeps in the first and wakes when work arrives at the second.
+func TestWatcherEndsSleep(t *testing.T) {
+	sm := newSleeperMod("sm")
+	tcp := &watcherMod{sleeperMod: newSleeperMod("tcp")}
+	p := &PML{cfg: Config{SpinCount: 1, SleepTimeout: time.Hour}, mods: []btl.Module{sm, tcp}}
+	if err := p.wait.init(p.mods); err != nil {
+		t.Fatal(err)
+	}
+	var cond atomic.Bool
+	done := make(chan error)
+	go func() { done <- p.WaitFor(cond.Load) }()
+	for !tcp.arrive() { // wait until the sleeper armed the watcher
+		time.Sleep(time.Millisecond)
+	}
+	cond.Store(true)
+	tcp.arrive()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the watcher's wake did not end the sleep in the primary")
+	}
+	if tcp.armed.Load() != nil {
+		t.Error("the watcher is still armed after the sleep")
+	}
+	if sm.wakes.Load() == 0 {
+		t.Error("the primary was never woken")
+	}
+}
