@@ -43,6 +43,8 @@ type Options struct {
 	TagOutput bool          // prefix "[R] " to every output line
 	Timeout   time.Duration // 0: no timeout
 	Program   string        // executable, Go package directory or .go file
+	Hosts     []Host        // --host / --hostfile; nil: this machine only
+	Preload   bool          // copy an executable PROGRAM to remote hosts
 	Args      []string      // the program's arguments
 
 	// Stdin goes to rank 0 (nil: rank 0 reads /dev/null too). Stdout and
@@ -113,6 +115,9 @@ func (j *job) run() int {
 		return j.fail("missing PROGRAM (usage: gorun -np N [--mca NAME VALUE]... [--tag-output] [--timeout D] PROGRAM [ARGS...])")
 	case o.Timeout < 0:
 		return j.fail("--timeout %v: must not be negative", o.Timeout)
+	}
+	if remote := remoteHosts(o.Hosts); len(remote) > 0 {
+		return j.fail("--host %s: running on other machines is not available yet; this gorun runs on this machine only (localhost or its own names)", remote[0].Name)
 	}
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, unix.SIGINT, unix.SIGTERM, unix.SIGHUP)

@@ -29,6 +29,9 @@ func TestUsageErrors(t *testing.T) {
 			`btl="carrier-pigeon" (from flag)`},
 		{"bad timeout", []string{"-np", "2", "--timeout", "soon", actor(), "marker"}, `--timeout "soon"`},
 		{"unknown option", []string{"-np", "2", "--frobnicate", actor(), "marker"}, "unknown flag: --frobnicate"},
+		{"host named twice", []string{"-np", "2", "--host", "localhost,LocalHost", actor(), "marker"}, "host LocalHost named twice"},
+		{"slots not positive", []string{"-np", "2", "--host", "localhost:0", actor(), "marker"}, `slots "0": want a positive integer`},
+		{"missing hostfile", []string{"-np", "2", "--hostfile", "/no/such/hostfile", actor(), "marker"}, "--hostfile: open /no/such/hostfile"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -14,7 +15,7 @@ import (
 	"github.com/gorun-mpi/gorun/launcher"
 )
 
-const usageLine = "usage: gorun -np N [--mca NAME VALUE]... [--tag-output] [--timeout D] PROGRAM [ARGS...]\n"
+const usageLine = "usage: gorun -np N [--host H[:SLOTS],... | --hostfile FILE] [--mca NAME VALUE]... [--tag-output] [--timeout D] PROGRAM [ARGS...]\n"
 
 const usage = usageLine + `
 Starts N ranks of PROGRAM on this machine. PROGRAM is an executable, or a Go
@@ -24,11 +25,17 @@ package directory or .go file that gorun builds first.
   --mca NAME VALUE      set an MCA parameter (repeatable; see gorun-info)
   --tag-output          prefix every output line with "[RANK] "
   --timeout D           stop the job after D (a Go duration like 90s, or seconds)
+  --host H[:SLOTS],...  run on these hosts, filling each one's slots in order
+                        (SLOTS defaults to the host's cores); others than this
+                        machine are reached with ssh (see plm_ssh_agent)
+  --hostfile FILE       the same, from a file of "HOST [slots=N]" lines
+  --preload             copy PROGRAM to the remote hosts (when it is an
+                        executable that does not exist there)
   -h, --help            show this help
 `
 
 // longOpts are the options accepted with one dash as well, as Open MPI does.
-var longOpts = []string{"np", "mca", "tag-output", "timeout", "help"}
+var longOpts = []string{"np", "mca", "tag-output", "timeout", "help", "host", "hostfile", "preload"}
 
 // parseArgs turns gorun's arguments into launcher options. help reports a
 // request for the usage text.
@@ -60,7 +67,7 @@ scan:
 			}
 			opts.MCA = append(opts.MCA, [2]string{args[i+1], args[i+2]})
 			i += 3
-		case (name == "--np" || name == "-n" || name == "--timeout") && !hasValue:
+		case (name == "--np" || name == "-n" || name == "--timeout" || name == "--host" || name == "--hostfile") && !hasValue:
 			rest = append(rest, a)
 			if i+1 < len(args) {
 				rest = append(rest, args[i+1])
@@ -83,6 +90,9 @@ scan:
 	np := fs.IntP("np", "n", 0, "")
 	tag := fs.Bool("tag-output", false, "")
 	timeout := fs.String("timeout", "", "")
+	hostList := fs.String("host", "", "")
+	hostfile := fs.String("hostfile", "", "")
+	preload := fs.Bool("preload", false, "")
 	fs.BoolVarP(&help, "help", "h", false, "")
 	if err := fs.Parse(rest); err != nil {
 		return opts, false, err
@@ -99,6 +109,23 @@ scan:
 			return opts, false, err
 		}
 	}
+	switch {
+	case fs.Changed("host") && fs.Changed("hostfile"):
+		return opts, false, errors.New("--host and --hostfile: give one of them, not both")
+	case fs.Changed("host"):
+		if opts.Hosts, err = launcher.ParseHosts(*hostList); err != nil {
+			return opts, false, err
+		}
+	case fs.Changed("hostfile"):
+		data, rerr := os.ReadFile(*hostfile)
+		if rerr != nil {
+			return opts, false, fmt.Errorf("--hostfile: %v", rerr)
+		}
+		if opts.Hosts, err = launcher.ParseHostfile(*hostfile, data); err != nil {
+			return opts, false, err
+		}
+	}
+	opts.Preload = *preload
 	if fs.NArg() == 0 {
 		return opts, false, errors.New("missing PROGRAM")
 	}

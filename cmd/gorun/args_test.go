@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -36,6 +38,13 @@ func TestParseArgs(t *testing.T) {
 		{args: []string{"-np", "2", "--mca=btl", "self", "prog"}, err: "--mca takes two arguments"},
 		{args: []string{"-np", "2", "--timeout", "soon", "prog"}, err: `--timeout "soon"`},
 		{args: []string{"-np", "2", "--bogus", "prog"}, err: "unknown flag: --bogus"},
+		{args: []string{"-np", "4", "--host", "h1:2,h2", "--preload", "prog"},
+			want: launcher.Options{NP: 4, Hosts: []launcher.Host{{Name: "h1", Slots: 2}, {Name: "h2"}}, Preload: true, Program: "prog"}},
+		{args: []string{"-host=localhost", "-np", "1", "prog"}, want: launcher.Options{NP: 1, Hosts: []launcher.Host{{Name: "localhost"}}, Program: "prog"}},
+		{args: []string{"-np", "2", "--host", "h1:0", "prog"}, err: `slots "0"`},
+		{args: []string{"-np", "2", "--host", "h1,h1", "prog"}, err: "named twice"},
+		{args: []string{"-np", "2", "--host", "a", "--hostfile", "f", "prog"}, err: "not both"},
+		{args: []string{"-np", "2", "--hostfile", "/nonexistent/hf", "prog"}, err: "--hostfile: open /nonexistent/hf"},
 	}
 	for _, tt := range tests {
 		got, help, err := parseArgs(tt.args)
@@ -48,6 +57,15 @@ func TestParseArgs(t *testing.T) {
 		if err != nil || help || !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("parseArgs(%q) = %+v, help=%v, %v; want %+v", tt.args, got, help, err, tt.want)
 		}
+	}
+	hf := filepath.Join(t.TempDir(), "hosts")
+	os.WriteFile(hf, []byte("# two hosts\nh1 slots=2\nh2 slots=x\n"), 0o600)
+	if _, _, err := parseArgs([]string{"-np", "2", "--hostfile", hf, "prog"}); err == nil || !strings.Contains(err.Error(), hf+":3: host h2") {
+		t.Errorf("--hostfile with a bad line 3: %v; want an error naming %s:3", err, hf)
+	}
+	os.WriteFile(hf, []byte("h1 slots=2\nh2\n"), 0o600)
+	if o, _, err := parseArgs([]string{"-np", "2", "--hostfile", hf, "prog"}); err != nil || !reflect.DeepEqual(o.Hosts, []launcher.Host{{Name: "h1", Slots: 2}, {Name: "h2"}}) {
+		t.Errorf("--hostfile: %+v, %v", o.Hosts, err)
 	}
 	for _, args := range [][]string{{"-h"}, {"--help"}, {"-help"}, {"-np", "2", "--help", "prog"}} {
 		if _, help, err := parseArgs(args); !help || err != nil {
