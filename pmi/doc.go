@@ -10,6 +10,9 @@
 //     PMI-1 when the server speaks only that), kvs put / fence / get, job
 //     attributes, finalize.
 //   - mapping.go: PMI_process_mapping, the "which ranks share a node" answer.
+//   - server.go: the PMI-2 server gorun runs for a job across hosts (a
+//     key-value space whose puts become visible at the fence that follows
+//     them; a fence fails for all when a rank ends without joining it).
 //
 // Framing:
 //
