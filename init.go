@@ -4,14 +4,13 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/gorun-mpi/gorun/btl"
 	"github.com/gorun-mpi/gorun/btl/self"
 	"github.com/gorun-mpi/gorun/btl/sm"
-	"github.com/gorun-mpi/gorun/launcher"
+	"github.com/gorun-mpi/gorun/jobenv"
 	"github.com/gorun-mpi/gorun/mca"
 	"github.com/gorun-mpi/gorun/pml"
 	"github.com/gorun-mpi/gorun/rndv"
@@ -81,54 +80,53 @@ func Finalize() error {
 // Abort ends every rank of the job; gorun exits with code when
 // 1 ≤ code ≤ 255, with 1 otherwise. Outside gorun it exits the process by
 // the same rule.
-func (c *Comm) Abort(code int) { launcher.Abort(code) }
+func (c *Comm) Abort(code int) { jobenv.Abort(code) }
 
-// jobEnv is what gorun tells a rank through its environment.
-type jobEnv struct {
-	rank, size, localRank int
-	jobID, sessionDir     string
-}
-
-func readJobEnv() (jobEnv, bool, error) {
-	rs, ok := os.LookupEnv("GORUN_RANK")
-	if !ok {
-		return jobEnv{rank: 0, size: 1}, false, nil
-	}
-	var e jobEnv
-	var err error
-	num := func(name, v string, min int) int {
-		n, perr := strconv.Atoi(v)
-		if (perr != nil || n < min) && err == nil {
-			err = fmt.Errorf("gorun: environment variable %s=%q is not an integer ≥ %d (is this process started by gorun?)", name, v, min)
-		}
-		return n
-	}
-	e.rank = num("GORUN_RANK", rs, 0)
-	e.size = num("GORUN_SIZE", os.Getenv("GORUN_SIZE"), 1)
-	e.localRank = num("GORUN_LOCAL_RANK", os.Getenv("GORUN_LOCAL_RANK"), 0)
-	e.jobID = os.Getenv("GORUN_JOBID")
-	e.sessionDir = os.Getenv("GORUN_SESSION_DIR")
-	if err == nil && e.rank >= e.size {
-		err = fmt.Errorf("gorun: GORUN_RANK=%d is not below GORUN_SIZE=%d", e.rank, e.size)
-	}
-	if err == nil && (e.jobID == "" || e.sessionDir == "") {
-		err = fmt.Errorf("gorun: GORUN_JOBID and GORUN_SESSION_DIR must be set with GORUN_RANK (is this process started by gorun?)")
-	}
-	return e, true, err
-}
-
-// bootstrap wires this rank into its job: parameters, business cards,
-// BTLs, PML.
+// bootstrap wires this rank into its job, one step after another: the
+// job's environment and parameters, the wire-up (business cards), the
+// BTLs, the PML. Each step is a method of wiring; a failing step leaves
+// nothing open.
 func bootstrap() (*pml.PML, error) {
+	w, err := readJob()
+	if err != nil {
+		return nil, err
+	}
+	if err := w.wireUp(); err != nil {
+		return nil, err
+	}
+	if err := w.openBTLs(); err != nil {
+		w.closeBTLs()
+		return nil, err
+	}
+	p, err := w.startPML()
+	if err != nil {
+		w.closeBTLs()
+		return nil, err
+	}
+	return p, nil
+}
+
+// wiring is what bootstrap has learnt so far about this rank's job.
+type wiring struct {
+	job    jobenv.Job
+	inJob  bool // started by gorun; false for a singleton
+	params *mca.Set
+	rt     runtimeConfig
+	cards  []rndv.Card  // every rank's business card, by rank; nil for a singleton
+	mods   []btl.Module // the BTLs opened so far
+}
+
+// readJob is the first step: the job's environment and the parameters.
+func readJob() (*wiring, error) {
 	params, warnings, err := mca.Load()
 	if err != nil {
 		return nil, err
 	}
-	env, inJob, err := readJobEnv()
+	job, inJob, err := jobenv.Read()
 	if err != nil {
 		return nil, err
 	}
-	if !inJob {
+	if !inJob { // under gorun, the launcher printed them
 		for _, w := range warnings {
 			fmt.Fprintln(os.Stderr, w)
 		}
@@ -137,60 +135,87 @@ func bootstrap() (*pml.PML, error) {
 	if err != nil {
 		return nil, err
 	}
-	pcfg, err := pml.Params.Config(params)
+	return &wiring{job: job, inJob: inJob, params: params, rt: rt}, nil
+}
+
+// wireUp exchanges business cards with the other ranks through the session
+// directory, after starting to watch the launcher's lifeline. A singleton
+// has nobody to wire up with.
+func (w *wiring) wireUp() error {
+	if !w.inJob {
+		return nil
+	}
+	if err := jobenv.Watch(); err != nil {
+		return err
+	}
+	card := rndv.Card{Version: rndv.CardVersion, Rank: w.job.Rank, LocalRank: w.job.LocalRank, Pid: os.Getpid(), Caps: []string{"sm"}}
+	if err := rndv.PublishCard(w.job.SessionDir, card); err != nil {
+		return err
+	}
+	cards, err := rndv.WaitCards(w.job.SessionDir, w.job.Size, time.Duration(w.rt.WireTimeout)*time.Second)
+	w.cards = cards
+	return err
+}
+
+// btlOpeners are the BTL components, in the order they are opened when the
+// btl selector selects them. open returns a nil module when the component
+// has nothing to do in this job. A new BTL adds one entry here and its name
+// to the btl selector.
+var btlOpeners = []struct {
+	name string
+	open func(w *wiring) (btl.Module, error)
+}{
+	{"self", func(w *wiring) (btl.Module, error) { return self.New(w.job.Rank, w.params) }},
+	{"sm", openSM},
+}
+
+// openBTLs opens every selected BTL; on an error, closeBTLs closes those
+// already open.
+func (w *wiring) openBTLs() error {
+	for _, b := range btlOpeners {
+		if !w.rt.BTL.Has(b.name) {
+			continue
+		}
+		m, err := b.open(w)
+		if err != nil {
+			return err
+		}
+		if m != nil {
+			w.mods = append(w.mods, m)
+		}
+	}
+	return nil
+}
+
+func (w *wiring) closeBTLs() {
+	for _, m := range w.mods {
+		m.Close()
+	}
+	w.mods = nil
+}
+
+// openSM joins the job's shared segment; a singleton or a job of one rank
+// has no peer to share it with.
+func openSM(w *wiring) (btl.Module, error) {
+	if !w.inJob || w.job.Size < 2 {
+		return nil, nil
+	}
+	pids := make([]int, w.job.Size)
+	for i, c := range w.cards {
+		pids[i] = c.Pid
+	}
+	job := sm.Job{Rank: w.job.Rank, Size: w.job.Size, LocalRank: w.job.LocalRank,
+		SessionDir: w.job.SessionDir, JobID: w.job.JobID, Pids: pids}
+	return sm.New(job, w.params, mca.Logger(w.params, "btl"))
+}
+
+// startPML starts the PML over the open BTLs.
+func (w *wiring) startPML() (*pml.PML, error) {
+	cfg, err := pml.Params.Config(w.params)
 	if err != nil {
 		return nil, err
 	}
-	log := mca.Logger(params, "pml")
-	var mods []btl.Module
-	closeAll := func() {
-		for _, m := range mods {
-			m.Close()
-		}
-	}
-	if rt.BTL.Has("self") {
-		m, err := self.New(env.rank, params)
-		if err != nil {
-			return nil, err
-		}
-		mods = append(mods, m)
-	}
-	if inJob {
-		if err := launcher.RankInit(); err != nil {
-			return nil, err
-		}
-		timeout := time.Duration(rt.WireTimeout) * time.Second
-		card := rndv.Card{Version: rndv.CardVersion, Rank: env.rank, LocalRank: env.localRank, Pid: os.Getpid(), Caps: []string{"sm"}}
-		if err := rndv.PublishCard(env.sessionDir, card); err != nil {
-			closeAll()
-			return nil, err
-		}
-		cards, err := rndv.WaitCards(env.sessionDir, env.size, timeout)
-		if err != nil {
-			closeAll()
-			return nil, err
-		}
-		if env.size > 1 && rt.BTL.Has("sm") {
-			pids := make([]int, env.size)
-			for i, c := range cards {
-				pids[i] = c.Pid
-			}
-			job := sm.Job{Rank: env.rank, Size: env.size, LocalRank: env.localRank,
-				SessionDir: env.sessionDir, JobID: env.jobID, Pids: pids}
-			m, err := sm.New(job, params, mca.Logger(params, "btl"))
-			if err != nil {
-				closeAll()
-				return nil, err
-			}
-			mods = append(mods, m)
-		}
-	}
-	pcfg.Rank, pcfg.Size, pcfg.Modules, pcfg.Log = env.rank, env.size, mods, log
-	pcfg.SetYield(runtime.NumCPU())
-	p, err := pml.New(pcfg)
-	if err != nil {
-		closeAll()
-		return nil, err
-	}
-	return p, nil
+	cfg.Rank, cfg.Size, cfg.Modules, cfg.Log = w.job.Rank, w.job.Size, w.mods, mca.Logger(w.params, "pml")
+	cfg.SetYield(runtime.NumCPU())
+	return pml.New(cfg)
 }

@@ -1,11 +1,13 @@
 // Package launcher is gorun's job runtime: Run starts the N ranks of a job
 // on this machine, forwards their I/O and signals, applies the exit rules,
-// and removes everything the job made; RankInit and Abort are its hooks
-// inside the ranks.
+// and removes everything the job made. Its counterpart inside the ranks
+// (environment, lifeline, Abort record) is package jobenv, so that rank
+// programs do not link the launcher.
 //
 // A job's life (Run):
-//  1. Resolve the MCA parameters once (mca.Resolve); a bad value ends the
-//     run with ExitUsage before anything starts.
+//  1. Resolve the MCA parameters once (mca.Resolve); a bad value, or values
+//     that cannot work together (a component's mca.Rule), end the run with
+//     ExitUsage before anything starts.
 //  2. Check the per-user directory $TMPDIR/gorun-<uid> (a real directory,
 //     ours, not writable by others), remove the session directories of
 //     launchers that are gone, and create <jobid>/ (mode 0700) holding a
@@ -15,8 +17,10 @@
 //  4. Spawn the ranks from one goroutine locked to its OS thread, each in
 //     its own process group, with Pdeathsig SIGKILL and the read end of the
 //     lifeline pipe as fd 3; their output is forwarded line by line.
-//  5. Wait. The first rank that fails, a SIGINT/SIGTERM/SIGHUP, or the
-//     timeout decides the status; every other rank then gets SIGTERM (the
+//  5. Wait: an event loop feeds the exit rules (jobState, a state machine
+//     tested without processes) and carries out the actions they return.
+//     The first rank that fails, a SIGINT/SIGTERM/SIGHUP, or the timeout
+//     decides the status; every other rank then gets SIGTERM (the
 //     forwarded signal, SIGQUIT on a timeout) and SIGKILL 2 s later.
 //     gorun says why on stderr in one line: the failing rank and how it
 //     ended, "job interrupted by SIGINT", or "job timed out after D".
@@ -30,9 +34,9 @@
 //   - Only the first failure is reported; ranks that end because gorun
 //     stopped them are not.
 //   - When gorun dies, even by SIGKILL, every rank ends: the lifeline's
-//     end-of-file (RankInit) and Pdeathsig, both.
+//     end-of-file (jobenv.Watch) and Pdeathsig, both.
 //
-// Session files: "launcher" (this package), "abort.<rank>" (Abort), the
+// Session files: "launcher" (this package), "abort.<rank>" (jobenv.Abort), the
 // rndv package's cards and segment descriptor, and "gone.<rank>"
 // (rndv.PublishGone), written when a rank exits 0 without a card so that
 // the ranks waiting for it in Init fail at once. The shared-memory file of a

@@ -8,12 +8,12 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"golang.org/x/sys/unix"
 
+	"github.com/gorun-mpi/gorun/jobenv"
 	"github.com/gorun-mpi/gorun/mca"
 	"github.com/gorun-mpi/gorun/rndv"
 )
@@ -182,18 +182,10 @@ func (j *job) build(prog *program, sigs <-chan os.Signal) (status int, ok bool) 
 	}
 }
 
-// signalStatus is 128+N for signal N.
-func signalStatus(sig os.Signal) int {
-	if s, ok := sig.(syscall.Signal); ok {
-		return 128 + int(s)
-	}
-	return 1
-}
-
 // rankEnv is gorun's environment without the variables gorun sets itself,
 // plus GOMAXPROCS when gorun's environment has none (see rankGOMAXPROCS).
 func (j *job) rankEnv(mcaEnc string) []string {
-	own := []string{EnvRank, EnvSize, EnvLocalRank, EnvJobID, EnvSessionDir, EnvLifelineFD, mca.EnvResolved}
+	own := []string{jobenv.EnvRank, jobenv.EnvSize, jobenv.EnvLocalRank, jobenv.EnvJobID, jobenv.EnvSessionDir, jobenv.EnvLifelineFD, mca.EnvResolved}
 	env := make([]string, 0, len(j.o.Environ)+len(own))
 	for _, kv := range j.o.Environ {
 		key, _, _ := strings.Cut(kv, "=")
@@ -205,10 +197,10 @@ func (j *job) rankEnv(mcaEnc string) []string {
 		env = append(env, j.gomaxprocs)
 	}
 	return append(env,
-		EnvSize+"="+strconv.Itoa(j.o.NP),
-		EnvJobID+"="+j.sess.jobID,
-		EnvSessionDir+"="+j.sess.dir,
-		EnvLifelineFD+"="+strconv.Itoa(lifelineFD),
+		jobenv.EnvSize+"="+strconv.Itoa(j.o.NP),
+		jobenv.EnvJobID+"="+j.sess.jobID,
+		jobenv.EnvSessionDir+"="+j.sess.dir,
+		jobenv.EnvLifelineFD+"="+strconv.Itoa(jobenv.LifelineFD),
 		mca.EnvResolved+"="+mcaEnc)
 }
 

@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"fmt"
+	"github.com/gorun-mpi/gorun/jobenv"
 	"io"
 	"os"
 	"path/filepath"
@@ -25,7 +26,7 @@ func TestMain(m *testing.M) {
 
 // helperMain is a rank program. Modes:
 //
-//	lifeline        RankInit, print "ready", block
+//	lifeline        jobenv.Watch, print "ready", block
 //	abort:N         Abort(N)
 //	fail:R:N        rank R exits with N, the others block
 //	echo            rank 0 copies stdin to stdout; every rank prints
@@ -33,19 +34,19 @@ func TestMain(m *testing.M) {
 //	hang            block
 //	marker:DIR      create DIR/marker.<rank>
 func helperMain(mode string) {
-	rank, _ := strconv.Atoi(os.Getenv(EnvRank))
+	rank, _ := strconv.Atoi(os.Getenv(jobenv.EnvRank))
 	verb, arg, _ := strings.Cut(mode, ":")
 	switch verb {
 	case "lifeline":
-		if err := RankInit(); err != nil {
-			fmt.Println("RankInit:", err)
+		if err := jobenv.Watch(); err != nil {
+			fmt.Println("Watch:", err)
 			os.Exit(100)
 		}
 		fmt.Println("ready")
 		block()
 	case "abort":
 		n, _ := strconv.Atoi(arg)
-		Abort(n)
+		jobenv.Abort(n)
 	case "fail":
 		r, n, _ := strings.Cut(arg, ":")
 		if r == strconv.Itoa(rank) {

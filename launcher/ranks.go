@@ -14,20 +14,13 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gorun-mpi/gorun/jobenv"
 	"github.com/gorun-mpi/gorun/rndv"
 )
 
-// Phases of a job, in the event loop. Only the first event that ends the
-// job (a rank's failure, a signal, the timeout) decides gorun's status.
-const (
-	phaseRunning = iota
-	phaseFailed
-	phaseInterrupted
-	phaseTimedOut
-)
-
 // runRanks starts the ranks, forwards their I/O and signals, applies the
-// exit rules, and returns gorun's status once every rank is reaped.
+// exit rules (jobState), and returns gorun's status once every rank is
+// reaped.
 func (j *job) runRanks(path, mcaEnc string, sigs <-chan os.Signal) int {
 	lifeR, lifeW, err := os.Pipe() // both ends close-on-exec in gorun
 	if err != nil {
@@ -38,17 +31,43 @@ func (j *job) runRanks(path, mcaEnc string, sigs <-chan os.Signal) int {
 	sp := newSpawner()
 	defer sp.stop()
 
-	stdin := j.rank0Stdin()
-
-	env := j.rankEnv(mcaEnc)
 	var output sync.WaitGroup
 	exits := make(chan exitEvent, j.o.NP)
-	startErr := error(nil)
+	startErr := j.startRanks(sp, path, j.rankEnv(mcaEnc), lifeR, &output, exits)
+	st := newJobState(len(j.ranks))
+	var timeoutC <-chan time.Time
+	if startErr != nil {
+		j.fail("%v", startErr)
+		j.apply(st.step(event{kind: evStartFailed}), nil)
+	} else if j.o.Timeout > 0 {
+		timeoutC = time.After(j.o.Timeout)
+	}
+	j.eventLoop(st, exits, sigs, timeoutC)
+
+	// Descendants the ranks left in their process groups go too.
+	for _, r := range j.ranks {
+		unix.Kill(-r.cmd.Process.Pid, unix.SIGKILL)
+	}
+	waitTimeout(&output, drainWait)
+	if line := st.summary(j.o.Timeout); line != "" {
+		j.stderr.printf("%s", line)
+	}
+	return st.status
+}
+
+// startRanks starts ranks 0..NP-1 in order, each reported on exits once
+// reaped, and stops at the first that cannot start. It closes gorun's
+// copies of the lifeline's read end and of rank 0's stdin.
+func (j *job) startRanks(sp *spawner, path string, env []string, lifeR *os.File, output *sync.WaitGroup, exits chan<- exitEvent) error {
+	stdin := j.rank0Stdin()
+	defer lifeR.Close()
+	if stdin != nil {
+		defer stdin.Close()
+	}
 	for id := 0; id < j.o.NP; id++ {
-		r, err := j.startRank(sp, id, path, env, lifeR, stdin, &output)
+		r, err := j.startRank(sp, id, path, env, lifeR, stdin, output)
 		if err != nil {
-			startErr = err
-			break
+			return err
 		}
 		j.ranks = append(j.ranks, r)
 		go func() {
@@ -56,74 +75,54 @@ func (j *job) runRanks(path, mcaEnc string, sigs <-chan os.Signal) int {
 			exits <- exitEvent{r, r.cmd.ProcessState}
 		}()
 	}
-	lifeR.Close()
-	if stdin != nil {
-		stdin.Close()
-	}
+	return nil
+}
 
-	phase, status := phaseRunning, 0
-	var interrupt os.Signal // the signal that interrupted the job
-	var killC, timeoutC <-chan time.Time
-	if startErr != nil {
-		phase, status = phaseFailed, j.fail("%v", startErr)
-		j.signalLive(unix.SIGKILL)
-	} else if j.o.Timeout > 0 {
-		timeoutC = time.After(j.o.Timeout)
-	}
-	stopAll := func(sig syscall.Signal) {
-		j.signalLive(sig)
-		killC = time.After(stopGrace)
-	}
-	for live := len(j.ranks); live > 0; {
+// eventLoop feeds st the job's events until every started rank is reaped.
+func (j *job) eventLoop(st *jobState, exits <-chan exitEvent, sigs <-chan os.Signal, timeoutC <-chan time.Time) {
+	var graceC <-chan time.Time
+	for !st.done() {
+		var ev event
 		select {
-		case ev := <-exits:
-			live--
-			ev.r.done = true
-			code, how := exitStatus(ev.state)
-			j.log.Debug("rank exited", "rank", ev.r.id, "pid", ev.r.cmd.Process.Pid, "how", how)
-			if code == 0 && phase == phaseRunning {
-				j.recordGone(ev.r.id, how)
-			}
-			if code == 0 || phase != phaseRunning {
-				continue
-			}
-			phase, status = phaseFailed, code
-			if abortCode, err := readAbortRecord(j.sess.dir, ev.r.id); err == nil {
-				j.stderr.printf("gorun: rank %d called Abort(%d)", ev.r.id, abortCode)
-			}
-			j.stderr.printf("gorun: rank %d (pid %d) %s", ev.r.id, ev.r.cmd.Process.Pid, how)
-			stopAll(unix.SIGTERM)
+		case x := <-exits:
+			x.r.done = true
+			code, how := exitStatus(x.state)
+			j.log.Debug("rank exited", "rank", x.r.id, "pid", x.r.cmd.Process.Pid, "how", how)
+			ev = event{kind: evExit, rank: x.r.id, code: code, how: how}
 		case sig := <-sigs:
-			if phase != phaseRunning { // a second signal: no more grace
-				j.signalLive(unix.SIGKILL)
-				continue
-			}
-			phase, status, interrupt = phaseInterrupted, signalStatus(sig), sig
 			j.log.Debug("forwarding signal", "signal", sig)
-			stopAll(sig.(syscall.Signal))
+			ev = event{kind: evSignal, sig: sig.(syscall.Signal)}
 		case <-timeoutC:
-			if phase == phaseRunning {
-				phase, status = phaseTimedOut, ExitTimeout
-				stopAll(unix.SIGQUIT) // Go ranks dump every goroutine's stack
-			}
-		case <-killC:
-			killC = nil
-			j.signalLive(unix.SIGKILL)
+			ev = event{kind: evTimeout}
+		case <-graceC:
+			graceC = nil
+			ev = event{kind: evGraceOver}
+		}
+		if c := j.apply(st.step(ev), nil); c != nil {
+			graceC = c
 		}
 	}
+}
 
-	// Descendants the ranks left in their process groups go too.
-	for _, r := range j.ranks {
-		unix.Kill(-r.cmd.Process.Pid, unix.SIGKILL)
+// apply carries out actions; it returns the grace timer's channel when
+// one of them starts it (else grace).
+func (j *job) apply(actions []action, grace <-chan time.Time) <-chan time.Time {
+	for _, a := range actions {
+		switch a.kind {
+		case actRecordGone:
+			j.recordGone(a.rank, a.how)
+		case actReportFailure:
+			if code, err := jobenv.ReadAbort(j.sess.dir, a.rank); err == nil {
+				j.stderr.printf("gorun: rank %d called Abort(%d)", a.rank, code)
+			}
+			j.stderr.printf("gorun: rank %d (pid %d) %s", a.rank, j.ranks[a.rank].cmd.Process.Pid, a.how)
+		case actSignal:
+			j.signalLive(a.sig)
+		case actStartGrace:
+			grace = time.After(stopGrace)
+		}
 	}
-	waitTimeout(&output, drainWait)
-	switch phase {
-	case phaseTimedOut:
-		j.stderr.printf("gorun: job timed out after %v", j.o.Timeout)
-	case phaseInterrupted:
-		j.stderr.printf("gorun: job interrupted by %s", signalName(interrupt))
-	}
-	return status
+	return grace
 }
 
 // startRank starts rank id on the spawner's thread, with its own process
@@ -131,8 +130,8 @@ func (j *job) runRanks(path, mcaEnc string, sigs <-chan os.Signal) int {
 // lifeline as fd 3, and its output forwarded line by line.
 func (j *job) startRank(sp *spawner, id int, path string, env []string, lifeline, stdin *os.File, output *sync.WaitGroup) (*rankProc, error) {
 	cmd := exec.Command(path, j.o.Args...)
-	cmd.Env = append(env[:len(env):len(env)], EnvRank+"="+strconv.Itoa(id), EnvLocalRank+"="+strconv.Itoa(id))
-	cmd.ExtraFiles = []*os.File{lifeline} // fd 3 == lifelineFD
+	cmd.Env = append(env[:len(env):len(env)], jobenv.EnvRank+"="+strconv.Itoa(id), jobenv.EnvLocalRank+"="+strconv.Itoa(id))
+	cmd.ExtraFiles = []*os.File{lifeline} // fd 3 == jobenv.LifelineFD
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if id == 0 && stdin != nil {
 		cmd.Stdin = stdin

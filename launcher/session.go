@@ -8,11 +8,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"syscall"
 	"time"
 
+	"github.com/gorun-mpi/gorun/jobenv"
 	"github.com/gorun-mpi/gorun/rndv"
 )
 
@@ -23,10 +23,6 @@ const launcherFile = "launcher"
 // staleAge: a session directory without a readable launcher file is taken
 // for one being created (Mkdir, then the file) until it is this old.
 const staleAge = 10 * time.Second
-
-// jobIDPattern is the form of the job ids gorun makes: its pid and 32
-// random bits. Only directories of this form are ever cleaned up.
-var jobIDPattern = regexp.MustCompile(`^[1-9][0-9]*-[0-9a-f]{8}$`)
 
 // session is one job's session directory, $TMPDIR/gorun-<uid>/<jobid>.
 type session struct {
@@ -109,36 +105,10 @@ func newJobID() string {
 	return strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(b[:])
 }
 
-// shmName is the shared-memory file of a job, by the convention btl/sm follows.
-func shmName(uid int, jobID string) string {
-	return "gorun-" + strconv.Itoa(uid) + "-" + jobID + ".seg"
-}
-
-// removeJobFiles removes what a job may leave outside its session directory
-// (the shared-memory file, by the naming convention in /dev/shm and in
-// backingDir, and the file named by the segment descriptor), then the
-// session directory itself.
-func removeJobFiles(dir string, uid int, jobID, backingDir string) {
-	name := shmName(uid, jobID)
-	paths := []string{filepath.Join("/dev/shm", name)}
-	if backingDir != "" {
-		paths = append(paths, filepath.Join(backingDir, name))
-	}
-	if seg, err := rndv.ReadSegment(dir); err == nil {
-		paths = append(paths, seg.Path)
-	}
-	for _, p := range paths {
-		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
-			os.Remove(p)
-		}
-	}
-	os.RemoveAll(dir)
-}
-
 // close removes the job's files and session directory, then the per-user
 // directory if that is now empty.
 func (s *session) close(backingDir string) {
-	removeJobFiles(s.dir, s.uid, s.jobID, backingDir)
+	jobenv.RemoveJobFiles(s.dir, s.uid, s.jobID, backingDir)
 	os.Remove(s.userDir) // fails, as it should, while other jobs use it
 }
 
@@ -150,7 +120,7 @@ func removeStaleSessions(userDir string, uid int, backingDir string, log func(st
 		return
 	}
 	for _, e := range entries {
-		if !e.IsDir() || !jobIDPattern.MatchString(e.Name()) {
+		if !e.IsDir() || !jobenv.JobIDPattern.MatchString(e.Name()) {
 			continue
 		}
 		dir := filepath.Join(userDir, e.Name())
@@ -158,7 +128,7 @@ func removeStaleSessions(userDir string, uid int, backingDir string, log func(st
 			continue
 		}
 		log("removing stale session directory", "dir", dir)
-		removeJobFiles(dir, uid, e.Name(), backingDir)
+		jobenv.RemoveJobFiles(dir, uid, e.Name(), backingDir)
 	}
 }
 

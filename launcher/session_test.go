@@ -1,6 +1,7 @@
 package launcher
 
 import (
+	"github.com/gorun-mpi/gorun/jobenv"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -21,7 +22,7 @@ func TestOpenSessionCreatesPrivateDirs(t *testing.T) {
 	if want := filepath.Join(tmp, "gorun-"+strconv.Itoa(uid)); s.userDir != want {
 		t.Errorf("userDir = %s; want %s", s.userDir, want)
 	}
-	if !jobIDPattern.MatchString(s.jobID) || !strings.HasPrefix(s.jobID, strconv.Itoa(os.Getpid())+"-") {
+	if !jobenv.JobIDPattern.MatchString(s.jobID) || !strings.HasPrefix(s.jobID, strconv.Itoa(os.Getpid())+"-") {
 		t.Errorf("jobID = %q; want <our pid>-<8 hex digits>", s.jobID)
 	}
 	for _, d := range []string{s.userDir, s.dir} {
@@ -139,7 +140,7 @@ func TestRemoveStaleSessions(t *testing.T) {
 		if d.record != "" {
 			os.WriteFile(filepath.Join(dir, launcherFile), []byte(d.record), 0o600)
 		}
-		os.WriteFile(filepath.Join(backing, shmName(uid, d.name)), nil, 0o600)
+		os.WriteFile(filepath.Join(backing, jobenv.ShmName(uid, d.name)), nil, 0o600)
 		if d.old {
 			os.Chtimes(dir, old, old)
 		}
@@ -147,7 +148,7 @@ func TestRemoveStaleSessions(t *testing.T) {
 	removeStaleSessions(userDir, uid, backing, nolog)
 	for _, d := range specs {
 		_, dirErr := os.Stat(filepath.Join(userDir, d.name))
-		_, shmErr := os.Stat(filepath.Join(backing, shmName(uid, d.name)))
+		_, shmErr := os.Stat(filepath.Join(backing, jobenv.ShmName(uid, d.name)))
 		if gone := os.IsNotExist(dirErr); gone != d.stale {
 			t.Errorf("%s: removed = %v; want %v", d.name, gone, d.stale)
 		}
@@ -164,7 +165,7 @@ func TestRemoveJobFilesUsesSegmentDescriptor(t *testing.T) {
 	os.WriteFile(seg, nil, 0o600)
 	desc := "gorun-segment 1\npath " + seg + "\nsize 4096\nlayout 1\n"
 	os.WriteFile(filepath.Join(dir, "segment"), []byte(desc), 0o600)
-	removeJobFiles(dir, os.Getuid(), "9-0000000a", "")
+	jobenv.RemoveJobFiles(dir, os.Getuid(), "9-0000000a", "")
 	if _, err := os.Stat(seg); !os.IsNotExist(err) {
 		t.Errorf("segment file named by the descriptor: %v; want it removed", err)
 	}

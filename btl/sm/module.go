@@ -105,20 +105,15 @@ func New(job Job, p *mca.Set, log hclog.Logger) (btl.Module, error) {
 }
 
 // NewWithConfig builds the module: it joins (or creates) the job's segment,
-// fills this rank's control block, waits until every local rank has attached
-// and probes single copy. It blocks until the other ranks call it too.
+// lays this rank's view of it out, attaches and waits until every local
+// rank has attached, then probes single copy. It blocks until the other
+// ranks call it too.
 func NewWithConfig(job Job, cfg Config, log hclog.Logger) (*Module, error) {
-	if err := cfg.Validate(); err != nil {
+	if err := checkJob(job, &cfg); err != nil {
 		return nil, err
 	}
 	if log == nil {
 		log = hclog.NewNullLogger()
-	}
-	if job.Size < 1 || job.Rank < 0 || job.Rank >= job.Size || job.LocalRank != job.Rank {
-		return nil, fmt.Errorf("btl/sm: rank %d (local rank %d) of %d: want 0 ≤ rank < size and local rank == rank (one machine)", job.Rank, job.LocalRank, job.Size)
-	}
-	if job.Pids != nil && len(job.Pids) != job.Size {
-		return nil, fmt.Errorf("btl/sm: %d pids for %d ranks", len(job.Pids), job.Size)
 	}
 	if cfg.AttachTimeout == 0 {
 		cfg.AttachTimeout = 60 * time.Second
@@ -134,6 +129,39 @@ func NewWithConfig(job Job, cfg Config, log hclog.Logger) (*Module, error) {
 	if err != nil {
 		return nil, err
 	}
+	m := newModule(job, cfg, log, seg, layout)
+	if err := m.attach(job.Pids); err != nil {
+		seg.Remove()
+		seg.Close()
+		return nil, err
+	}
+	m.attrs = btl.Attributes{
+		EagerLimit: cfg.EagerLimit, MaxSendSize: cfg.MaxSendSize,
+		Latency: 1, Bandwidth: 20000, Exclusivity: Exclusivity,
+		SingleCopy: cfg.SingleCopy == "auto" && m.probeSingleCopy(),
+	}
+	log.Debug("sm ready", "rank", m.rank, "ranks", job.Size, "segment", seg.Path, "bytes", layout.Size, "single_copy", m.attrs.SingleCopy)
+	return m, nil
+}
+
+// checkJob checks cfg and that job is one this module can serve.
+func checkJob(job Job, cfg *Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if job.Size < 1 || job.Rank < 0 || job.Rank >= job.Size || job.LocalRank != job.Rank {
+		return fmt.Errorf("btl/sm: rank %d (local rank %d) of %d: want 0 ≤ rank < size and local rank == rank (one machine)", job.Rank, job.LocalRank, job.Size)
+	}
+	if job.Pids != nil && len(job.Pids) != job.Size {
+		return fmt.Errorf("btl/sm: %d pids for %d ranks", len(job.Pids), job.Size)
+	}
+	return nil
+}
+
+// newModule lays out this rank's view of the joined segment: every peer's
+// control block and FIFO, this rank's fragment pools, the progress
+// scratch space. It touches nothing another rank reads.
+func newModule(job Job, cfg Config, log hclog.Logger, seg *mpool.Segment, layout mpool.Layout) *Module {
 	m := &Module{rank: job.Rank, cfg: cfg, log: log, seg: seg, mem: seg.Bytes(), layout: layout}
 	m.mask = uint64(cfg.FIFOSize - 1)
 	m.peers = make([]peer, job.Size)
@@ -153,45 +181,39 @@ func NewWithConfig(job Job, cfg Config, log hclog.Logger) (*Module, error) {
 	m.inlineLimit = cfg.EffectiveInlineLimit()
 	m.prog.gather = make([]byte, m.inlineLimit+btl.MaxHeader)
 	m.prog.lastChk = time.Now()
+	return m
+}
 
+// attach publishes this rank's identity in its control block, attaches,
+// and waits for every local rank, watching pids (nil: the pids the ranks
+// publish, known once all have attached) for a rank that dies meanwhile.
+func (m *Module) attach(pids []int) error {
 	// Our identity, then Attach: the attach counter publishes it to the
 	// ranks that wait for the count (atomic Add, then their atomic Load).
 	m.magic = new(uint64)
 	*m.magic = probeMagic ^ uint64(m.rank)
 	m.ctl.pid = uint64(os.Getpid())
 	m.ctl.magicAddr = uint64(addrOf(m.magic))
-	fail := func(err error) (*Module, error) {
-		seg.Remove()
-		seg.Close()
-		return nil, err
-	}
-	if _, err := seg.Attach(); err != nil {
-		return fail(err)
+	if _, err := m.seg.Attach(); err != nil {
+		return err
 	}
 	for i := range m.peers {
-		p := &m.peers[i]
-		if job.Pids != nil {
-			p.pid = job.Pids[i]
+		if pids != nil {
+			m.peers[i].pid = pids[i]
 		}
 	}
-	m.monitor.init(m, job.Pids != nil)
-	if err := seg.WaitAttached(cfg.AttachTimeout, m.monitor.firstLost); err != nil {
+	m.monitor.init(m, pids != nil)
+	if err := m.seg.WaitAttached(m.cfg.AttachTimeout, m.monitor.firstLost); err != nil {
 		m.monitor.close()
-		return fail(fmt.Errorf("btl/sm: rank %d: %w", m.rank, err))
+		return fmt.Errorf("btl/sm: rank %d: %w", m.rank, err)
 	}
-	if job.Pids == nil {
+	if pids == nil {
 		for i := range m.peers {
 			m.peers[i].pid = int(m.peers[i].ctl.pid)
 		}
 		m.monitor.init(m, true)
 	}
-	m.attrs = btl.Attributes{
-		EagerLimit: cfg.EagerLimit, MaxSendSize: cfg.MaxSendSize,
-		Latency: 1, Bandwidth: 20000, Exclusivity: Exclusivity,
-		SingleCopy: cfg.SingleCopy == "auto" && m.probeSingleCopy(),
-	}
-	log.Debug("sm ready", "rank", m.rank, "ranks", job.Size, "segment", seg.Path, "bytes", layout.Size, "single_copy", m.attrs.SingleCopy)
-	return m, nil
+	return nil
 }
 
 // Exclusivity of sm: below self (loopback wins its one peer), above anything

@@ -1,4 +1,4 @@
-package launcher
+package jobenv
 
 import (
 	"bufio"
@@ -50,7 +50,7 @@ func TestAbortInsideJob(t *testing.T) {
 		if !errors.As(err, &ee) || ee.ExitCode() != tt.status {
 			t.Errorf("Abort(%d): process ended with %v; want exit status %d", tt.code, err, tt.status)
 		}
-		if got, err := readAbortRecord(dir, 2); err != nil || got != tt.code {
+		if got, err := ReadAbort(dir, 2); err != nil || got != tt.code {
 			t.Errorf("Abort(%d): record = %d, %v; want %d", tt.code, got, err, tt.code)
 		}
 	}
@@ -66,7 +66,7 @@ func TestAbortOutsideJob(t *testing.T) {
 }
 
 // TestLifelineEOFEndsRank: when the write end of the lifeline closes (the
-// launcher died), a rank that called RankInit removes the session
+// launcher died), a rank that called Watch removes the session
 // directory and the job's /dev/shm file, and exits with status 1.
 func TestLifelineEOFEndsRank(t *testing.T) {
 	userDir := t.TempDir()
@@ -74,7 +74,7 @@ func TestLifelineEOFEndsRank(t *testing.T) {
 	dir := filepath.Join(userDir, jobID)
 	os.Mkdir(dir, 0o700)
 	os.WriteFile(filepath.Join(dir, "card.0"), []byte("x"), 0o600)
-	shm := filepath.Join("/dev/shm", shmName(os.Getuid(), jobID))
+	shm := filepath.Join("/dev/shm", ShmName(os.Getuid(), jobID))
 	if err := os.WriteFile(shm, nil, 0o600); err != nil {
 		t.Skipf("cannot create %s: %v", shm, err)
 	}
@@ -119,7 +119,7 @@ func TestLifelineEOFEndsRank(t *testing.T) {
 	}
 }
 
-func TestRankInitRejectsBadLifeline(t *testing.T) {
+func TestWatchRejectsBadLifeline(t *testing.T) {
 	for _, v := range []string{"x", "1", "999"} {
 		t.Setenv(EnvLifelineFD, v)
 		err := watchLifeline()
