@@ -140,11 +140,15 @@ func (c *Comm) startRecv(r *Request, buf []byte, src, tag int) error {
 			return peerLost(src)
 		}
 	}
+	var j rndvJob
 	if m, ok := p.eng.Post(&r.recv); ok {
-		p.deliverUnexpLocked(r, m)
+		j = p.deliverUnexpLocked(r, m)
 		p.freeMsgLocked(m)
 	}
 	p.mu.Unlock()
+	if j.r != nil {
+		p.runRndv(&j)
+	}
 	return nil
 }
 

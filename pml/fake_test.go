@@ -53,6 +53,7 @@ type fakeMod struct {
 	wake     chan struct{}
 	dead     bool
 	peerDead map[int]bool
+	lostQ    []int // lost peers not yet reported (Progress reports them, as the btl contract says)
 }
 
 func newFakeNet(n, eager, max int) *fakeNet {
@@ -122,11 +123,17 @@ func (m *fakeMod) Progress() int {
 		n++
 	}
 	m.mu.Lock()
-	q := m.q
-	m.q = nil
+	q, lost := m.q, m.lostQ
+	m.q, m.lostQ = nil, nil
 	m.mu.Unlock()
 	for _, f := range q {
 		m.cbs[f.tag](f.src, f.data)
+		n++
+	}
+	for _, r := range lost {
+		if m.lost != nil {
+			m.lost(r)
+		}
 		n++
 	}
 	return n
@@ -134,7 +141,7 @@ func (m *fakeMod) Progress() int {
 
 func (m *fakeMod) Sleep(d time.Duration) {
 	m.mu.Lock()
-	busy := len(m.q) > 0 || len(m.owe) > 0
+	busy := len(m.q) > 0 || len(m.owe) > 0 || len(m.lostQ) > 0
 	m.mu.Unlock()
 	if busy {
 		return
@@ -175,9 +182,8 @@ func (f *fakeNet) kill(rank int) {
 		}
 		m.mu.Lock()
 		m.peerDead[rank] = true
+		m.lostQ = append(m.lostQ, rank)
 		m.mu.Unlock()
-		if m.lost != nil {
-			m.lost(rank)
-		}
+		m.Wake()
 	}
 }

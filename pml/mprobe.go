@@ -98,9 +98,12 @@ func (m *Message) startRecv(r *Request, buf []byte) error {
 		r.finish(Status{}, peerLost(r.recv.Src))
 		return nil
 	}
-	p.deliverUnexpLocked(r, msg)
+	j := p.deliverUnexpLocked(r, msg)
 	p.freeMsgLocked(msg)
 	p.mu.Unlock()
+	if j.r != nil {
+		p.runRndv(&j) // a rendezvous's bulk runs without mu
+	}
 	return nil
 }
 

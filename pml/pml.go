@@ -99,6 +99,8 @@ type PML struct {
 	hdrBuf     [btl.MaxHeader]byte // for sends made under mu
 	nextCtx    uint32              // next communicator context id to propose (Dup)
 
+	jobs []rndvJob // arrive's scratch, guarded by progMu (arrive runs in BTL callbacks)
+
 	activeSends atomic.Int64 // send requests started and not finished (Finalize waits for 0)
 	closed      atomic.Bool
 

@@ -68,18 +68,28 @@ func (p *PML) arrive(src int, h *matchHdr, rndv bool, payload []byte) {
 		}
 		m.Data = u
 	}
+	jobs := p.jobs[:0]
 	for i, pr := range pairs {
 		r := pr.Recv.Data.(*Request)
+		var j rndvJob
 		if pr.Msg == m {
-			p.deliverLocked(r, src, h, rndv, payload)
+			j = p.deliverLocked(r, src, h, rndv, payload)
 		} else {
-			p.deliverUnexpLocked(r, pr.Msg)
+			j = p.deliverUnexpLocked(r, pr.Msg)
+		}
+		if j.r != nil {
+			jobs = append(jobs, j)
 		}
 		p.freeMsgLocked(pr.Msg)
 		pairs[i] = match.Pair{}
 	}
 	p.pairs = pairs[:0]
 	p.mu.Unlock()
+	for i := range jobs {
+		p.runRndv(&jobs[i])
+		jobs[i] = rndvJob{}
+	}
+	p.jobs = jobs[:0]
 }
 
 // newMsgLocked takes a Msg from the free list (p.mu held).
@@ -125,34 +135,62 @@ func (p *PML) freeMsgLocked(m *match.Msg) {
 }
 
 // deliverUnexpLocked delivers a stored message to r.
-func (p *PML) deliverUnexpLocked(r *Request, m *match.Msg) {
+func (p *PML) deliverUnexpLocked(r *Request, m *match.Msg) rndvJob {
 	u := m.Data.(*unexp)
 	p.unexpBytes -= int64(len(u.payload))
-	p.deliverLocked(r, m.Src, &u.h, u.rndv, u.payload)
+	return p.deliverLocked(r, m.Src, &u.h, u.rndv, u.payload)
 }
 
-// deliverLocked hands a matched message to its receive r.
-func (p *PML) deliverLocked(r *Request, src int, h *matchHdr, rndv bool, payload []byte) {
+// rndvJob is the part of delivering a matched RNDV that runs with mu
+// released (runRndv): copying its first chunk, reading the rest (single
+// copy), answering the sender. Until it has run, r is in no table (matched,
+// so neither posted nor cancelable; not yet in recvs): no other goroutine
+// can reach it.
+type rndvJob struct {
+	r     *Request
+	src   int
+	sreq  uint64
+	addr  uint64 // the sender's buffer (rget)
+	chunk []byte // the first chunk; valid while the BTL callback runs
+	plan  rndvPlan
+}
+
+// deliverLocked hands a matched message to its receive r. An eager payload
+// (at most the eager limit) is copied here, under mu; a rendezvous returns
+// the job that copies and reads its bulk without mu, which the caller runs
+// after unlocking. Otherwise the returned job is empty (j.r == nil).
+func (p *PML) deliverLocked(r *Request, src int, h *matchHdr, rndv bool, payload []byte) rndvJob {
 	r.peer = src
 	r.tag = int(h.tag)
+	p.returnCreditLocked(src, len(payload))
 	if !rndv {
-		p.returnCreditLocked(src, len(payload))
 		n := memcpy.Copy(r.buf, payload)
 		if h.flags&flagSync != 0 {
 			p.sendAckLocked(src, h.sreq, 0, 0, 0)
 		}
 		r.finish(Status{Source: src, Tag: r.tag, Count: n}, truncErr(len(payload), len(r.buf), src, r.tag))
-		return
+		return rndvJob{}
 	}
-	p.returnCreditLocked(src, len(payload))
 	r.size = int(h.size)
 	plan := planRndv(r.size, len(payload), len(r.buf), h.flags&flagRget != 0)
 	r.want = plan.want
-	r.received = memcpy.Copy(r.buf[:plan.copy], payload)
-	if plan.read > 0 {
-		err := p.peers[src].m.ReadFrom(src, uintptr(h.addr)+uintptr(r.received), r.buf[r.received:r.want])
+	return rndvJob{r: r, src: src, sreq: h.sreq, addr: h.addr, chunk: payload, plan: plan}
+}
+
+// runRndv carries out a matched RNDV's plan with mu released: the copy of
+// the first chunk and the single-copy read are the bulk of a message, and
+// a rank's other goroutines go on matching meanwhile. Only registering the
+// receive for FRAGs and the ACK that names it take mu, together: once r is
+// in recvs, a lost peer may fail it (and its owner recycle it), so nothing
+// of r is touched after that section.
+func (p *PML) runRndv(j *rndvJob) {
+	r, src := j.r, j.src
+	m := p.peers[src].m
+	r.received = memcpy.Copy(r.buf[:j.plan.copy], j.chunk)
+	if j.plan.read > 0 {
+		err := m.ReadFrom(src, uintptr(j.addr)+uintptr(r.received), r.buf[r.received:r.want])
 		if err == nil {
-			if _, err := p.peers[src].m.Send(src, btl.TagPMLFin, encodeFin(p.hdrBuf[:], h.sreq), nil, nil); err != nil {
+			if _, err := m.Send(src, btl.TagPMLFin, encodeFin(r.hdr[:], j.sreq), nil, nil); err != nil {
 				r.finish(Status{}, err)
 				return
 			}
@@ -161,17 +199,21 @@ func (p *PML) deliverLocked(r *Request, src int, h *matchHdr, rndv bool, payload
 			return
 		}
 		p.log.Debug("single-copy read failed; using the copy pipeline", "from", src, "error", err)
-		plan.frags = true
+		j.plan.frags = true
 	}
-	if !plan.frags {
-		p.sendAckLocked(src, h.sreq, 0, uint64(r.want), uint64(r.want))
+	if !j.plan.frags {
+		if _, err := m.Send(src, btl.TagPMLAck, encodeAck(r.hdr[:], j.sreq, 0, uint64(r.want), uint64(r.want)), nil, nil); err != nil {
+			p.log.Debug("ACK send failed", "to", src, "error", err)
+		}
 		p.finishRecv(r)
 		return
 	}
+	p.mu.Lock()
 	p.nextID++
 	r.id = p.nextID
 	p.recvs[r.id] = r
-	p.sendAckLocked(src, h.sreq, r.id, uint64(r.received), uint64(r.want))
+	p.sendAckLocked(src, j.sreq, r.id, uint64(r.received), uint64(r.want))
+	p.mu.Unlock()
 }
 
 // finishRecv completes a receive whose bytes are all in.
@@ -195,16 +237,19 @@ func (p *PML) onFrag(src int, data []byte) {
 	}
 	p.mu.Lock()
 	r := p.recvs[rreq]
+	p.mu.Unlock()
 	if r == nil || r.peer != src || !fragFits(off, len(payload), r.want) {
-		p.mu.Unlock()
 		p.log.Error("FRAG for an unknown receive or out of its bounds", "from", src, "rreq", rreq, "offset", off, "bytes", len(payload))
 		return
 	}
+	// The copy runs with mu released. r stays valid meanwhile: a receive
+	// in recvs is advanced (here) or failed (onPeerLost, Close) only by
+	// BTL callbacks or under progMu, and this callback holds progMu.
 	r.received += memcpy.Copy(r.buf[off:], payload)
 	if r.received < r.want {
-		p.mu.Unlock()
 		return
 	}
+	p.mu.Lock()
 	delete(p.recvs, rreq)
 	p.mu.Unlock()
 	p.finishRecv(r)

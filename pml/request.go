@@ -49,7 +49,7 @@ type Request struct {
 	id   uint64
 
 	// send side
-	hdr     [btl.MaxHeader]byte // header scratch (a local array would escape)
+	hdr     [btl.MaxHeader]byte // header scratch (a local array would escape); a receive uses it for its ACK or FIN
 	pending atomic.Int32
 	chunk   int  // bytes sent with the RNDV header
 	fast    bool // eager Isend: SendDone completes it directly (no tokens)
