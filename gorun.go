@@ -65,10 +65,10 @@ func (c *Comm) Size() int { return c.c.Size() }
 func (c *Comm) Dup() (*Comm, error) {
 	d, err := c.c.Dup()
 	if err != nil {
-		return nil, err
+		return nil, fatalCheck(err)
 	}
 	return &Comm{c: d}, nil
 }
 
 // Barrier returns once every rank of c has called it.
-func (c *Comm) Barrier() error { return c.c.Barrier() }
+func (c *Comm) Barrier() error { return fatalCheck(c.c.Barrier()) }

@@ -21,6 +21,7 @@ import (
 type runtimeConfig struct {
 	BTL         mca.Selection // btl
 	WireTimeout int           // rndv_base_timeout, seconds
+	ErrorsFatal bool          // mpi_base_errors_fatal (see fatal.go)
 }
 
 // runtimeParams declares runtimeConfig's parameters. A new BTL adds its
@@ -30,6 +31,8 @@ var runtimeParams = mca.Declare("gorun", []mca.Field[runtimeConfig]{
 		`BTL components to use: "a,b" uses exactly these, "^a" all but these`),
 	mca.Int("rndv_base_timeout", "60", 1, 86400, func(c *runtimeConfig) *int { return &c.WireTimeout },
 		"seconds a rank waits for the other ranks' business cards and the shared segment at Init"),
+	mca.Bool("mpi_base_errors_fatal", "false", func(c *runtimeConfig) *bool { return &c.ErrorsFatal },
+		"true: an API call's error (except ErrCanceled and a context's end) is printed with the call's name and aborts the job, as MPI_ERRORS_ARE_FATAL; false: errors are returned"),
 })
 
 // state is the process-wide runtime: one job per process.
@@ -47,14 +50,14 @@ func Init() (*Comm, error) {
 	state.Lock()
 	defer state.Unlock()
 	if state.finalized {
-		return nil, fmt.Errorf("gorun: Init after Finalize: %w", ErrFinalized)
+		return nil, fatalCheck(fmt.Errorf("gorun: Init after Finalize: %w", ErrFinalized))
 	}
 	if state.world != nil {
 		return state.world, nil
 	}
 	p, err := bootstrap()
 	if err != nil {
-		return nil, err
+		return nil, fatalCheck(err)
 	}
 	state.pml = p
 	state.world = &Comm{c: p.World()}
@@ -74,7 +77,7 @@ func Finalize() error {
 	if state.pml == nil {
 		return nil
 	}
-	return state.pml.Finalize(state.world.c)
+	return fatalCheck(state.pml.Finalize(state.world.c))
 }
 
 // Abort ends every rank of the job; gorun exits with code when
@@ -135,6 +138,7 @@ func readJob() (*wiring, error) {
 	if err != nil {
 		return nil, err
 	}
+	errorsFatal.Store(rt.ErrorsFatal)
 	return &wiring{job: job, inJob: inJob, params: params, rt: rt}, nil
 }
 

@@ -22,7 +22,7 @@ type Message struct {
 func (c *Comm) Mprobe(source, tag int) (*Message, Status, error) {
 	m, st, err := c.c.Mprobe(source, tag)
 	if err != nil {
-		return nil, Status{}, err
+		return nil, Status{}, fatalCheck(err)
 	}
 	return &Message{m: m}, status(st), nil
 }
@@ -32,7 +32,7 @@ func (c *Comm) Mprobe(source, tag int) (*Message, Status, error) {
 func (c *Comm) Improbe(source, tag int) (*Message, Status, bool, error) {
 	m, st, ok, err := c.c.Improbe(source, tag)
 	if err != nil || !ok {
-		return nil, Status{}, false, err
+		return nil, Status{}, false, fatalCheck(err)
 	}
 	return &Message{m: m}, status(st), true, nil
 }
@@ -44,10 +44,10 @@ var errNilMessage = fmt.Errorf("gorun: nil *Message (Improbe returns nil when ok
 // once: a second Recv or Irecv returns ErrInvalidArg.
 func (m *Message) Recv(buf []byte) (Status, error) {
 	if m == nil {
-		return Status{}, errNilMessage
+		return Status{}, fatalCheck(errNilMessage)
 	}
 	st, err := m.m.Recv(buf)
-	return status(st), err
+	return status(st), fatalCheck(err)
 }
 
 // Irecv starts receiving m into buf, as Irecv would have. The caller must
@@ -55,11 +55,11 @@ func (m *Message) Recv(buf []byte) (Status, error) {
 // a second Recv or Irecv returns a nil Request and ErrInvalidArg.
 func (m *Message) Irecv(buf []byte) (*Request, error) {
 	if m == nil {
-		return nil, errNilMessage
+		return nil, fatalCheck(errNilMessage)
 	}
 	r := new(Request)
 	if err := m.m.StartRecv(&r.h, buf); err != nil {
-		return nil, err
+		return nil, fatalCheck(err)
 	}
 	return r, nil
 }

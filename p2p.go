@@ -11,42 +11,46 @@ import (
 // Send sends buf to rank dest with tag; it returns once buf may be reused.
 // Messages up to the eager limit complete without the receiver; larger ones
 // wait for it (rendezvous). buf may be nil or empty.
-func (c *Comm) Send(buf []byte, dest, tag int) error { return c.c.Send(buf, dest, tag, false) }
+func (c *Comm) Send(buf []byte, dest, tag int) error {
+	return fatalCheck(c.c.Send(buf, dest, tag, false))
+}
 
 // Ssend is Send that returns only after the receiver has matched the message.
-func (c *Comm) Ssend(buf []byte, dest, tag int) error { return c.c.Send(buf, dest, tag, true) }
+func (c *Comm) Ssend(buf []byte, dest, tag int) error {
+	return fatalCheck(c.c.Send(buf, dest, tag, true))
+}
 
 // Recv receives a message from source (or AnySource) with tag (or AnyTag)
 // into buf. A longer message fills buf and returns ErrTruncate.
 func (c *Comm) Recv(buf []byte, source, tag int) (Status, error) {
 	st, err := c.c.Recv(buf, source, tag)
-	return status(st), err
+	return status(st), fatalCheck(err)
 }
 
 // Sendrecv sends and receives at once, so that pairs of ranks can exchange
 // without deadlock. If either half's arguments are bad, nothing is done.
 func (c *Comm) Sendrecv(sendBuf []byte, dest, sendTag int, recvBuf []byte, source, recvTag int) (Status, error) {
 	if err := c.c.CheckSend(dest, sendTag); err != nil {
-		return Status{}, err
+		return Status{}, fatalCheck(err)
 	}
 	if err := c.c.CheckRecv(source, recvTag); err != nil {
-		return Status{}, err
+		return Status{}, fatalCheck(err)
 	}
 	st, err := c.c.Sendrecv(sendBuf, dest, sendTag, recvBuf, source, recvTag)
-	return status(st), err
+	return status(st), fatalCheck(err)
 }
 
 // Probe waits for a message matching (source, tag) and describes it
 // without receiving it; Count is the message's full length.
 func (c *Comm) Probe(source, tag int) (Status, error) {
 	st, err := c.c.Probe(source, tag)
-	return status(st), err
+	return status(st), fatalCheck(err)
 }
 
 // Iprobe is Probe that does not wait: ok is false when no message matches yet.
 func (c *Comm) Iprobe(source, tag int) (Status, bool, error) {
 	st, ok, err := c.c.Iprobe(source, tag)
-	return status(st), ok, err
+	return status(st), ok, fatalCheck(err)
 }
 
 // Request is a nonblocking operation. Its result is final: Wait and Test on
@@ -61,7 +65,7 @@ type Request struct {
 func (c *Comm) Isend(buf []byte, dest, tag int) (*Request, error) {
 	r := new(Request)
 	if err := c.c.StartIsend(&r.h, buf, dest, tag, false); err != nil {
-		return nil, err
+		return nil, fatalCheck(err)
 	}
 	return r, nil
 }
@@ -70,7 +74,7 @@ func (c *Comm) Isend(buf []byte, dest, tag int) (*Request, error) {
 func (c *Comm) Issend(buf []byte, dest, tag int) (*Request, error) {
 	r := new(Request)
 	if err := c.c.StartIsend(&r.h, buf, dest, tag, true); err != nil {
-		return nil, err
+		return nil, fatalCheck(err)
 	}
 	return r, nil
 }
@@ -79,7 +83,7 @@ func (c *Comm) Issend(buf []byte, dest, tag int) (*Request, error) {
 func (c *Comm) Irecv(buf []byte, source, tag int) (*Request, error) {
 	r := new(Request)
 	if err := c.c.StartIrecv(&r.h, buf, source, tag); err != nil {
-		return nil, err
+		return nil, fatalCheck(err)
 	}
 	return r, nil
 }
@@ -87,7 +91,7 @@ func (c *Comm) Irecv(buf []byte, source, tag int) (*Request, error) {
 // Wait blocks until r completes.
 func (r *Request) Wait() (Status, error) {
 	st, err := r.h.Wait(nil)
-	return status(st), err
+	return status(st), fatalCheck(err)
 }
 
 // WaitContext is Wait that gives up when ctx ends, returning ctx.Err(); the
@@ -95,19 +99,19 @@ func (r *Request) Wait() (Status, error) {
 // is already done.
 func (r *Request) WaitContext(ctx context.Context) (Status, error) {
 	st, err := r.h.Wait(ctx)
-	return status(st), err
+	return status(st), fatalCheck(err)
 }
 
 // Test drives progress once and reports whether r has completed.
 func (r *Request) Test() (Status, bool, error) {
 	st, ok, err := r.h.Test()
-	return status(st), ok, err
+	return status(st), ok, fatalCheck(err)
 }
 
 // Cancel cancels a receive that has not matched: it then completes with
 // ErrCanceled and its buffer is untouched. On a completed (or matching)
 // receive it does nothing. On a send request it returns an error.
-func (r *Request) Cancel() error { return r.h.Cancel() }
+func (r *Request) Cancel() error { return fatalCheck(r.h.Cancel()) }
 
 // WaitAll waits for every request (nil entries are ignored), fills every
 // Status, and returns the errors of all that failed, joined.
@@ -124,7 +128,7 @@ func WaitAll(reqs ...*Request) ([]Status, error) {
 			errsAll = append(errsAll, err)
 		}
 	}
-	return sts, errors.Join(errsAll...)
+	return sts, fatalCheck(errors.Join(errsAll...))
 }
 
 // WaitAny waits until one of reqs completes and returns its index, Status
@@ -155,7 +159,7 @@ func WaitAny(reqs ...*Request) (int, Status, error) {
 	r := reqs[idx]
 	r.consumed = true
 	st, err := r.h.Wait(nil) // done: returns at once
-	return idx, status(st), err
+	return idx, status(st), fatalCheck(err)
 }
 
 // SendSlice sends the memory of s (native byte order) like Send.

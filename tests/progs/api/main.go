@@ -7,11 +7,13 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/gorun-mpi/gorun"
@@ -43,6 +45,7 @@ func main() {
 	mode := os.Args[1]
 	modes := map[string]func(){
 		"typed": typed, "names": names, "mprobe": mprobe,
+		"fatal-send": fatalSend, "fatal-slice": fatalSlice, "fatal-exempt": fatalExempt, "fatal-peer": fatalPeer,
 	}
 	f, ok := modes[mode]
 	if !ok {
@@ -257,5 +260,72 @@ func mprobe() {
 		if _, _, ok, err := world.Improbe(1, gorun.AnyTag); ok || err != nil {
 			fail("Improbe after every message was taken: ok=%v err=%v", ok, err)
 		}
+	}
+}
+
+// fatal-send: rank 0 sends to rank Size(), a rank that does not exist.
+// Under mpi_base_errors_fatal the job stops there with exit 1; otherwise
+// Send returns ErrInvalidRank and the program says so.
+func fatalSend() {
+	if world.Rank() != 0 {
+		return
+	}
+	err := world.Send([]byte("x"), world.Size(), 0)
+	fmt.Printf("Send returned: %v\n", err)
+	if !errors.Is(err, gorun.ErrInvalidRank) {
+		fail("Send to rank %d of %d: %v, want ErrInvalidRank", world.Size(), world.Size(), err)
+	}
+}
+
+// fatal-slice: the error of a typed helper is reported under its own name.
+func fatalSlice() {
+	if world.Rank() != 0 {
+		return
+	}
+	err := gorun.SendSlice(world, []float64{1}, 0, -5)
+	fmt.Printf("SendSlice returned: %v\n", err)
+	os.Exit(3)
+}
+
+// fatal-exempt: what a program asks for is returned even when errors are
+// fatal: a cancelled receive's ErrCanceled (alone, or joined by WaitAll)
+// and a context's end in WaitContext.
+func fatalExempt() {
+	r, err := world.Irecv(make([]byte, 4), gorun.AnySource, 99)
+	check(err, "Irecv")
+	check(r.Cancel(), "Cancel")
+	if _, err := r.Wait(); !errors.Is(err, gorun.ErrCanceled) {
+		fail("Wait of a cancelled receive: %v", err)
+	}
+	if _, err := gorun.WaitAll(r, nil, r); !errors.Is(err, gorun.ErrCanceled) {
+		fail("WaitAll of cancelled receives: %v", err)
+	}
+	r2, err := world.Irecv(make([]byte, 4), gorun.AnySource, 98)
+	check(err, "Irecv")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	if _, err := r2.WaitContext(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		fail("WaitContext past its deadline: %v", err)
+	}
+	check(r2.Cancel(), "Cancel")
+	check(world.Barrier(), "Barrier")
+}
+
+// fatal-peer [CODE]: rank 1 exits with status CODE (default 7) without
+// Finalize; rank 0's receive from it fails with ErrPeerLost. Under
+// mpi_base_errors_fatal gorun's exit status is the peer's CODE when it is a
+// failure, not rank 0's abort.
+func fatalPeer() {
+	code := 7
+	if len(os.Args) > 2 {
+		fmt.Sscan(os.Args[2], &code)
+	}
+	switch world.Rank() {
+	case 1:
+		os.Exit(code)
+	case 0:
+		_, err := world.Recv(make([]byte, 4), 1, 0)
+		fmt.Printf("Recv returned: %v\n", err)
+		os.Exit(3)
 	}
 }
