@@ -29,7 +29,41 @@
 // lists and the unexpected-memory accounting; PML.progMu serializes
 // Progress across all BTLs (BTL callbacks run under it). The whole lock
 // order is written at the PML type. Nothing that holds mu calls Progress,
-// waits, or copies a payload.
+// waits, or copies a rendezvous payload (an eager one, at most the eager
+// limit, is copied under it).
+//
+// Requests, one lifecycle for every operation:
+//
+//	start    Comm.Isend / Comm.Irecv fill a zero Request that the caller
+//	         owns (a field of its own struct, or one from the pool) and
+//	         that it must not touch again until Done. Nothing else starts
+//	         an operation: blocking calls and Handles are built on these.
+//	pending  the PML holds the Request (tables, the matching engine, a
+//	         BTL's Completion) and completes it exactly once (finish):
+//	         Status and error final, Done true, waiters woken. A send the
+//	         BTL copied inside Isend is complete before Isend returns.
+//	result   Wait (drives progress) or Done (does not: safe from a
+//	         progress hook) then the Status and error, as often as wanted.
+//	reuse    once Done, the owner may zero and reuse it (the PML keeps
+//	         no reference to a completed Request), except after a Wait
+//	         that blocked on it: finish may still be closing that waiter's
+//	         channel, so reset refuses such a Request and the GC takes it.
+//
+// A Request need not be one message: an operation made of many (a
+// nonblocking collective's schedule) is a Request of its own, completed
+// once by whoever runs the schedule (from a progress hook, with the
+// schedule's own point-to-point Requests polled by Done), and handed out
+// through a Handle like any other.
+//
+// The user API adds one layer: gorun.Request (allocated per call, the
+// user's to keep) holds a Handle, which points to a pooled Request taken
+// by StartIsend/StartIrecv. The Handle is what survives; the pooled Request
+// goes back to the pool as soon as the operation has completed, its result
+// is copied into the Handle, and no goroutine holds it (handle.go has the
+// protocol). An operation that completes inside its start (an eager send
+// the BTL copied, a receive that found its message) never hands its
+// Request out: it goes back at once. The blocking calls take a zero
+// Request from PML.spare (or the pool) and put it back after their wait.
 //
 // Waiting (wait.go): a blocking call polls Progress for SpinCount idle
 // polls, then one waiting goroutine (the sleeper) sleeps in the transport

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 )
 
 // Handle is a user's reference to a nonblocking operation: what
@@ -14,7 +13,9 @@ import (
 // Request, which is not, comes from a pool and goes back to it once the
 // operation has completed and no goroutine can reach it any more.
 //
-// Protocol (word = settled and recycled flags + a count of holders):
+// Protocol (word = settled and recycled flags + a count of holders). A
+// Handle whose operation completed inside its start has h.r == nil and its
+// result in st and err from the start: it needs none of this. Otherwise:
 //   - a goroutine that wants the Request increments the count first, then
 //     looks at the flags; while it counts itself it may use h.r;
 //   - settle copies the completed Request's result into h (once, under mu)
@@ -59,7 +60,7 @@ func recycle(r *Request) {
 // for reuse. One that had a waiter (whose closure may still hold its
 // channel) is not reset and goes to the GC instead: reset reports false.
 func reset(r *Request) bool {
-	if r.state.Load() != stDone {
+	if !r.early && r.state.Load() != stDone {
 		return false
 	}
 	*r = Request{}
@@ -93,12 +94,13 @@ func (c *Comm) StartIrecv(h *Handle, buf []byte, src, tag int) error {
 // found its message waiting) is known to nobody else: its result moves
 // into h and it goes back to the pool at once.
 func (h *Handle) adopt(r *Request) {
-	if r.state.Load() == stDone {
+	if r.early || r.state.Load() == stDone {
+		// h is not shared yet: its result goes into plain fields and h.r
+		// stays nil, which says "settled" to every later reader without
+		// an atomic store (an XCHG would wait for the FIFO slot just
+		// written to leave the core, see Request.doneUnshared; it was 40%
+		// of an Isend's time).
 		h.st, h.err = r.status, r.err
-		// A plain store: h is not shared yet, and an atomic one (XCHG)
-		// would wait for the FIFO slot just written to leave the core
-		// (see Request.doneUnshared); it was 40% of an Isend's time.
-		*(*uint32)(unsafe.Pointer(&h.word)) = hSettled | hRecycled
 		recycle(r)
 		return
 	}
@@ -109,7 +111,7 @@ func (h *Handle) adopt(r *Request) {
 // nil when the result is already in h; either way the caller ends with
 // release.
 func (h *Handle) hold() *Request {
-	if h.word.Add(1)&hSettled != 0 {
+	if h.r == nil || h.word.Add(1)&hSettled != 0 {
 		return nil
 	}
 	return h.r
@@ -118,7 +120,7 @@ func (h *Handle) hold() *Request {
 // release ends a hold; the last one once the result is settled recycles
 // the Request.
 func (h *Handle) release() {
-	if h.word.Add(^uint32(0)) == hSettled && h.word.CompareAndSwap(hSettled, hSettled|hRecycled) {
+	if h.r != nil && h.word.Add(^uint32(0)) == hSettled && h.word.CompareAndSwap(hSettled, hSettled|hRecycled) {
 		recycle(h.r)
 	}
 }

@@ -3,7 +3,6 @@ package pml
 import (
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/gorun-mpi/gorun/btl"
 	"github.com/gorun-mpi/gorun/pml/match"
@@ -38,8 +37,12 @@ type Request struct {
 	// finished guards finish against a second completion (peer loss racing
 	// a normal completion).
 	finished atomic.Bool
-	status   Status
-	err      error
+	// early: completed inside the call that started it, before any other
+	// goroutine could see r (doneUnshared); then state and finished stay
+	// zero. Written only then, so a plain field.
+	early  bool
+	status Status
+	err    error
 
 	wmu    sync.Mutex // guards waitCh
 	waitCh chan struct{}
@@ -71,7 +74,7 @@ const (
 )
 
 // Done reports whether the request has completed.
-func (r *Request) Done() bool { return r.state.Load()&stDone != 0 }
+func (r *Request) Done() bool { return r.early || r.state.Load()&stDone != 0 }
 
 // finish completes r once with st and err and wakes its waiter. It may run
 // with PML.mu held or not, from any goroutine.
@@ -96,14 +99,13 @@ func (r *Request) finish(st Status, err error) bool {
 
 // doneUnshared completes r, with a zero Status and no error, while no other
 // goroutine can see it (a send that finished inside the call that started
-// it). Plain stores: an atomic store is an XCHG, which on amd64 waits until
-// every earlier store has left the core, here the FIFO slot just written to
-// a line that lives in the receiver's cache (about 300 ns per Isend).
-// Whoever receives r later does so through a synchronizing hand-off.
-func (r *Request) doneUnshared() {
-	*(*bool)(unsafe.Pointer(&r.finished)) = true
-	*(*uint32)(unsafe.Pointer(&r.state)) = stDone
-}
+// it): a plain field, read by Done, and no atomic store. An atomic store is
+// an XCHG, which on amd64 waits until every earlier store has left the
+// core, here the FIFO slot just written to a line that lives in the
+// receiver's cache (about 300 ns per Isend). Whoever receives r later does
+// so through a synchronizing hand-off, which orders the plain store before
+// its reads.
+func (r *Request) doneUnshared() { r.early = true }
 
 // release drops one pending token of a send request; the last one completes it.
 func (r *Request) release() {
