@@ -2,9 +2,55 @@
 // MPI-style point-to-point messaging between the ranks of a job started by
 // the gorun launcher (`gorun -np N ./prog`), over shared memory.
 //
+// # Life of a rank
+//
+// Init joins the job and returns the world communicator; without gorun it
+// returns a world of one rank. A second Init returns the same *Comm.
+// Finalize synchronizes every rank of the world, lets outstanding sends
+// complete, cancels receives still pending, and detaches; afterwards every
+// call returns ErrFinalized, Init included. Finalize may be called more
+// than once. Abort(code) ends the whole job: gorun exits with code when it
+// is 1..255, with 1 otherwise (outside gorun the process exits by the same
+// rule).
+//
+// # Matching and order
+//
+// A message is matched by communicator, source and tag; AnySource and
+// AnyTag are wildcards for receives and probes. A message that arrives
+// before its receive is posted waits in an unexpected queue. Two messages
+// from one sender to one receiver on one communicator that could both match
+// a receive are received in the order they were sent, whatever their sizes
+// and protocols. Dup gives a communicator whose messages never match those
+// of any other communicator.
+//
+// # Completion
+//
+// Send returns as soon as buf may be reused: messages up to the BTL's eager
+// limit (payload bytes, headers do not count) complete without the
+// receiver; larger ones wait for it (rendezvous). Ssend returns only once
+// the receiver has matched. A nonblocking call returns a *Request; the
+// caller must not touch its buffer until the request completes. A request's
+// result is final: Wait and Test return the same Status and error every
+// time. Every blocking call, Wait and Test drive the progress of every
+// pending operation of the rank, so a loop of Test calls completes what can
+// complete.
+//
+// # Errors
+//
+// Errors are matched with errors.Is against the Err variables. A call with
+// an invalid argument (rank, tag, after Finalize) fails by itself, sends and
+// posts nothing, and a nonblocking call then returns a nil *Request. A
+// message longer than the receive buffer fills the buffer and returns
+// ErrTruncate, naming both lengths. An operation that needs a peer whose
+// process has ended returns ErrPeerLost instead of waiting forever. A
+// cancelled receive returns ErrCanceled and leaves its buffer untouched.
+//
+// # Concurrency
+//
 // A Comm and its Requests are safe for concurrent use by many goroutines.
-// The rules of matching, ordering, progress and errors are those of MPI's
-// point-to-point chapter; see CONTRACT.md in the project for the exact ones.
+// The ordering rule applies to the sends one goroutine makes one after
+// another; messages sent at the same time by different goroutines have no
+// order between them (as with threads in MPI).
 package gorun
 
 import (

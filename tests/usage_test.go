@@ -107,6 +107,42 @@ func TestImpossibleMCACombination(t *testing.T) {
 	}
 }
 
+// TestErrorsQuoteLittle: huge input (a 10 MB line in the parameter file, a
+// 100 KB value in the environment or on the command line) is cut in gorun's
+// error message, never echoed whole; the job still stops with exit 2.
+func TestErrorsQuoteLittle(t *testing.T) {
+	t.Parallel()
+	huge := strings.Repeat("7", 100<<10)
+	tests := []struct {
+		name string
+		file string // the working directory's gorun-mca-params.conf
+		env  []string
+		args []string // before PROGRAM
+	}{
+		{"file line without =", strings.Repeat("x", 10<<20) + "\n", nil, nil},
+		{"file value", "btl_sm_fifo_size = " + strings.Repeat("x", 10<<20) + "\n", nil, nil},
+		{"env value", "", []string{"GORUN_MCA_btl_sm_fifo_size=" + huge}, nil},
+		{"flag value", "", nil, []string{"--mca", "btl_sm_eager_limit", huge}},
+		{"timeout", "", nil, []string{"--timeout", huge}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			wd, markers := t.TempDir(), t.TempDir()
+			if tt.file != "" {
+				if err := os.WriteFile(filepath.Join(wd, "gorun-mca-params.conf"), []byte(tt.file), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			args := append(append([]string{"-np", "1"}, tt.args...), actor(), "marker", markers)
+			r := jobtest.Job{Args: args, Env: tt.env, Dir: wd}.Run(t)
+			if r.Code != 2 || len(r.Stderr) > 2000 {
+				t.Errorf("exit %d, %d bytes on stderr: %.300q; want 2 and a short message", r.Code, len(r.Stderr), r.Stderr)
+			}
+		})
+	}
+}
+
 // TestUnknownMCAName: "An unknown name ... is a warning naming the closest
 // known parameter; the run goes on."
 func TestUnknownMCAName(t *testing.T) {

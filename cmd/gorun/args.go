@@ -143,15 +143,15 @@ func parseTimeout(s string) (time.Duration, error) {
 	if err != nil {
 		secs, ferr := strconv.ParseFloat(s, 64)
 		if ferr != nil || math.IsNaN(secs) || math.IsInf(secs, 0) || strings.ContainsAny(s, "xXpPeEiInN_") {
-			return 0, fmt.Errorf("--timeout %q: want a Go duration (90s, 2m) or a number of seconds", s)
+			return 0, fmt.Errorf("--timeout %q: want a Go duration (90s, 2m) or a number of seconds", clip(s))
 		}
 		if secs > float64(math.MaxInt64/int64(time.Second)) {
-			return 0, fmt.Errorf("--timeout %q: too long; at most %v", s, time.Duration(math.MaxInt64))
+			return 0, fmt.Errorf("--timeout %q: too long; at most %v", clip(s), time.Duration(math.MaxInt64))
 		}
 		d = time.Duration(secs * float64(time.Second))
 	}
 	if d <= 0 {
-		return 0, fmt.Errorf("--timeout %q: must be positive", s)
+		return 0, fmt.Errorf("--timeout %q: must be positive", clip(s))
 	}
 	return d, nil
 }
@@ -163,4 +163,13 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// clip shortens what the user typed for an error message.
+func clip(s string) string {
+	const max = 80
+	if len(s) <= max {
+		return s
+	}
+	return s[:max] + "..."
 }
