@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"syscall"
 
 	"github.com/gorun-mpi/gorun/rndv"
 )
@@ -13,26 +14,35 @@ import (
 // random bits. Only directories of this form are ever cleaned up.
 var JobIDPattern = regexp.MustCompile(`^[1-9][0-9]*-[0-9a-f]{8}$`)
 
-// ShmName is the shared-memory file of a job, by the convention btl/sm follows.
-func ShmName(uid int, jobID string) string {
-	return "gorun-" + strconv.Itoa(uid) + "-" + jobID + ".seg"
+// ShmGlob matches the shared-memory files of a job, by the convention
+// mpool follows: gorun-<uid>-<jobid>-<random>.seg (the random part keeps
+// other users from predicting the name). jobID must match JobIDPattern.
+func ShmGlob(uid int, jobID string) string {
+	return "gorun-" + strconv.Itoa(uid) + "-" + jobID + "-*.seg"
 }
 
 // RemoveJobFiles removes what a job may leave outside its session directory
-// (the shared-memory file, by the naming convention in /dev/shm and in
+// (the shared-memory files, by the naming convention in /dev/shm and in
 // backingDir, and the file named by the segment descriptor), then the
-// session directory itself.
+// session directory itself. Only regular files of uid are removed: a file
+// another user put there stays.
 func RemoveJobFiles(dir string, uid int, jobID, backingDir string) {
-	name := ShmName(uid, jobID)
-	paths := []string{filepath.Join("/dev/shm", name)}
-	if backingDir != "" {
-		paths = append(paths, filepath.Join(backingDir, name))
+	var paths []string
+	for _, d := range []string{"/dev/shm", backingDir} {
+		if d != "" {
+			m, _ := filepath.Glob(filepath.Join(d, ShmGlob(uid, jobID)))
+			paths = append(paths, m...)
+		}
 	}
 	if seg, err := rndv.ReadSegment(dir); err == nil {
 		paths = append(paths, seg.Path)
 	}
 	for _, p := range paths {
-		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
+		fi, err := os.Lstat(p)
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) == uid {
 			os.Remove(p)
 		}
 	}

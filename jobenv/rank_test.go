@@ -74,7 +74,7 @@ func TestLifelineEOFEndsRank(t *testing.T) {
 	dir := filepath.Join(userDir, jobID)
 	os.Mkdir(dir, 0o700)
 	os.WriteFile(filepath.Join(dir, "card.0"), []byte("x"), 0o600)
-	shm := filepath.Join("/dev/shm", ShmName(os.Getuid(), jobID))
+	shm := filepath.Join("/dev/shm", "gorun-"+strconv.Itoa(os.Getuid())+"-"+jobID+"-0123abcd.seg")
 	if err := os.WriteFile(shm, nil, 0o600); err != nil {
 		t.Skipf("cannot create %s: %v", shm, err)
 	}

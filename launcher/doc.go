@@ -40,6 +40,6 @@
 // rndv package's cards and segment descriptor, and "gone.<rank>"
 // (rndv.PublishGone), written when a rank exits 0 without a card so that
 // the ranks waiting for it in Init fail at once. The shared-memory file of a
-// job is <dir>/gorun-<uid>-<jobid>.seg, dir being /dev/shm or
-// btl_sm_backing_directory.
+// job is <dir>/gorun-<uid>-<jobid>-<random>.seg, dir being /dev/shm or
+// btl_sm_backing_directory; only regular files of the user are removed.
 package launcher

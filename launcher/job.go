@@ -15,6 +15,7 @@ import (
 
 	"github.com/gorun-mpi/gorun/jobenv"
 	"github.com/gorun-mpi/gorun/mca"
+	"github.com/gorun-mpi/gorun/mpool"
 	"github.com/gorun-mpi/gorun/rndv"
 )
 
@@ -135,6 +136,10 @@ func (j *job) run() int {
 	j.log = mca.LoggerTo(set, "launcher", sinkWriter{j.stderr})
 	if v, ok := set.Lookup("btl_sm_backing_directory"); ok {
 		j.backingDir = v.Value
+		// Refused here, before any rank runs, rather than in every rank.
+		if err := mpool.CheckBackingDir(j.backingDir); err != nil {
+			return j.fail("%v", err)
+		}
 	}
 	cfg, err := Params.Config(set)
 	if err != nil {

@@ -140,7 +140,7 @@ func TestRemoveStaleSessions(t *testing.T) {
 		if d.record != "" {
 			os.WriteFile(filepath.Join(dir, launcherFile), []byte(d.record), 0o600)
 		}
-		os.WriteFile(filepath.Join(backing, jobenv.ShmName(uid, d.name)), nil, 0o600)
+		os.WriteFile(filepath.Join(backing, "gorun-"+strconv.Itoa(uid)+"-"+d.name+"-00ff.seg"), nil, 0o600)
 		if d.old {
 			os.Chtimes(dir, old, old)
 		}
@@ -148,7 +148,7 @@ func TestRemoveStaleSessions(t *testing.T) {
 	removeStaleSessions(userDir, uid, backing, nolog)
 	for _, d := range specs {
 		_, dirErr := os.Stat(filepath.Join(userDir, d.name))
-		_, shmErr := os.Stat(filepath.Join(backing, jobenv.ShmName(uid, d.name)))
+		_, shmErr := os.Stat(filepath.Join(backing, "gorun-"+strconv.Itoa(uid)+"-"+d.name+"-00ff.seg"))
 		if gone := os.IsNotExist(dirErr); gone != d.stale {
 			t.Errorf("%s: removed = %v; want %v", d.name, gone, d.stale)
 		}
@@ -163,7 +163,7 @@ func TestRemoveJobFilesUsesSegmentDescriptor(t *testing.T) {
 	os.Mkdir(dir, 0o700)
 	seg := filepath.Join(t.TempDir(), "custom.seg")
 	os.WriteFile(seg, nil, 0o600)
-	desc := "gorun-segment 1\npath " + seg + "\nsize 4096\nlayout 1\n"
+	desc := "gorun-segment 2\npath " + seg + "\nsize 4096\nlayout 1\ntoken 00112233445566778899aabbccddeeff\ndev 1\nino 2\n"
 	os.WriteFile(filepath.Join(dir, "segment"), []byte(desc), 0o600)
 	jobenv.RemoveJobFiles(dir, os.Getuid(), "9-0000000a", "")
 	if _, err := os.Stat(seg); !os.IsNotExist(err) {

@@ -18,12 +18,19 @@
 // 1.16 MiB (1,216,768 B): N=2 2.3 MiB, N=8 9.3 MiB, N=32 37.1 MiB, N=64 74.3 MiB
 // (pinned by TestPlanBytesPerN).
 //
-// Life of a segment: local rank 0 creates the file <dir>/gorun-<uid>-<jobid>.seg
-// (dir is btl_sm_backing_directory, /dev/shm by default, or the session
-// directory when that is missing or read-only), reserves every byte with
-// fallocate (so running out of memory is an error at start-up, never a SIGBUS
-// later), writes the Header and publishes the descriptor through rndv. The
-// others wait for the descriptor, map the file and check the Header. Each rank
+// Life of a segment: local rank 0 creates the file
+// <dir>/gorun-<uid>-<jobid>-<random>.seg (dir is btl_sm_backing_directory,
+// /dev/shm by default, or the session directory when that is missing or
+// read-only; a directory another user owns or may write without the sticky
+// bit is refused), O_EXCL|O_NOFOLLOW and mode 0600, under a name no other
+// user can predict (a taken name is retried with a fresh one), reserves
+// every byte with fallocate (so running out of memory is an error at
+// start-up, never a SIGBUS later), writes the Header with a random Token and
+// publishes the descriptor (path, token, device, inode) through rndv, in the
+// session directory only the job's user can write. The others wait for the
+// descriptor, open the file O_NOFOLLOW, refuse it unless it is a regular file
+// of their user, mode 0600, with the descriptor's device and inode, map it
+// and check the Header and its Token (trust nothing we did not create). Each rank
 // then calls Attach; the rank whose Attach brings the counter to N unlinks the
 // file, so that from then on no crash can leave it behind (the launcher
 // removes it by name before that point).

@@ -12,7 +12,7 @@ const Magic uint64 = 0x4745536e75726f67
 
 // LayoutVersion is the version of the Header and of Plan's arithmetic. Bump it
 // whenever either changes; attachers refuse any other version.
-const LayoutVersion uint32 = 2 // 2: sm control blocks in 128-byte line pairs
+const LayoutVersion uint32 = 3 // 2: sm control blocks in 128-byte line pairs; 3: the creator's Token
 
 // ErrHeader is wrapped by every error about a segment whose Header does not
 // match what this rank expects.
@@ -27,7 +27,8 @@ type Header struct {
 	NLocal     uint32 // ranks sharing the segment
 	Size       uint64 // bytes of the segment
 	CreatorPid uint64 // pid of local rank 0, for error messages
-	_          [32]byte
+	Token      Token  // random, chosen by the creator; attachers compare it with the descriptor's
+	_          [16]byte
 
 	// Line 1: the Params the creator planned with, so an attacher whose
 	// parameters differ is told which one.
@@ -43,8 +44,9 @@ type Header struct {
 // Compile-time check that Header fits in HeaderSize.
 var _ [HeaderSize - unsafe.Sizeof(Header{})]byte
 
-func (h *Header) init(l *Layout, pid int) {
+func (h *Header) init(l *Layout, pid int, tok Token) {
 	p := &l.Params
+	h.Token = tok
 	h.Version = LayoutVersion
 	h.NLocal = uint32(l.NLocal)
 	h.Size = uint64(l.Size)

@@ -1,7 +1,11 @@
 package mpool
 
 import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -38,17 +42,26 @@ type JoinOptions struct {
 	Log        hclog.Logger  // nil means no logging
 }
 
-// FileName is the segment's file name; the launcher removes
-// <dir>/FileName(jobID) after a crash, so it must not change.
-func FileName(jobID string) string {
-	return fmt.Sprintf("gorun-%d-%s.seg", os.Getuid(), jobID)
+// FileName is the name of a segment file of job jobID: its user, its job
+// and nameToken, random, so that another local user cannot predict the name
+// and create a file of their own there first. The launcher removes
+// <dir>/gorun-<uid>-<jobid>-*.seg after a crash, so the form must not change.
+func FileName(jobID, nameToken string) string {
+	return fmt.Sprintf("gorun-%d-%s-%s.seg", os.Getuid(), jobID, nameToken)
 }
 
+// createTries bounds the fresh names Join tries when one is taken.
+const createTries = 8
+
 // BackingDir returns dir if it is a writable directory, else sessionDir
-// (logging the reason at debug level).
-func BackingDir(dir, sessionDir string, log hclog.Logger) string {
+// (logging the reason at debug level). A directory that CheckBackingDir
+// refuses is an error.
+func BackingDir(dir, sessionDir string, log hclog.Logger) (string, error) {
 	if dir == "" {
 		dir = "/dev/shm"
+	}
+	if err := CheckBackingDir(dir); err != nil {
+		return "", fmt.Errorf("mpool: %w", err)
 	}
 	st, err := os.Stat(dir)
 	switch {
@@ -60,14 +73,14 @@ func BackingDir(dir, sessionDir string, log hclog.Logger) string {
 	}
 	if err == nil {
 		if abs, aerr := filepath.Abs(dir); aerr == nil {
-			return abs // the descriptor needs an absolute path
+			return abs, nil // the descriptor needs an absolute path
 		}
-		return dir
+		return dir, nil
 	}
 	if log != nil {
 		log.Debug("backing directory unusable; using the session directory", "dir", dir, "error", err, "session_dir", sessionDir)
 	}
-	return sessionDir
+	return sessionDir, nil
 }
 
 // Join creates (local rank 0) or opens (the others) the job's segment. It
@@ -88,21 +101,48 @@ func Join(o JoinOptions, l Layout) (*Segment, error) {
 		if d.Size != l.Size {
 			return nil, fmt.Errorf("%w: descriptor for %s says %d bytes, this rank planned %d; all ranks must use the same btl_sm_* parameters", ErrHeader, d.Path, d.Size, l.Size)
 		}
-		return Open(d.Path, l)
+		tok, err := ParseToken(d.Token)
+		if err != nil {
+			return nil, err
+		}
+		return Open(d.Path, l, Identity{Token: tok, Dev: d.Dev, Ino: d.Ino})
 	}
-	path := filepath.Join(BackingDir(o.Dir, o.SessionDir, o.Log), FileName(o.JobID))
-	seg, err := Create(path, l)
+	dir, err := BackingDir(o.Dir, o.SessionDir, o.Log)
 	if err != nil {
 		return nil, err
 	}
+	seg, err := createUnique(dir, o.JobID, l, o.Log)
+	if err != nil {
+		return nil, err
+	}
+	path := seg.Path
 	if o.Log != nil {
 		o.Log.Debug("segment created", "path", path, "bytes", l.Size, "ranks", l.NLocal)
 	}
-	desc := rndv.Segment{Version: rndv.SegmentVersion, Path: path, Size: l.Size, Layout: LayoutVersion}
+	desc := rndv.Segment{Version: rndv.SegmentVersion, Path: path, Size: l.Size, Layout: LayoutVersion,
+		Token: seg.ID.Token.String(), Dev: seg.ID.Dev, Ino: seg.ID.Ino}
 	if err := rv.PublishSegment(o.SessionDir, desc); err != nil {
 		seg.Close()
 		os.Remove(path)
 		return nil, fmt.Errorf("mpool: publish segment %s: %w", path, err)
 	}
 	return seg, nil
+}
+
+// createUnique creates the job's segment in dir under a fresh random name,
+// trying another when the name is taken (only another process, e.g. of
+// another user, can have taken it).
+func createUnique(dir, jobID string, l Layout, log hclog.Logger) (*Segment, error) {
+	for try := 1; ; try++ {
+		var b [8]byte
+		rand.Read(b[:])
+		path := filepath.Join(dir, FileName(jobID, hex.EncodeToString(b[:])))
+		seg, err := Create(path, l)
+		if !errors.Is(err, fs.ErrExist) || try == createTries {
+			return seg, err
+		}
+		if log != nil {
+			log.Warn("segment file name already taken; trying another", "path", path)
+		}
+	}
 }

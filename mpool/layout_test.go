@@ -25,6 +25,7 @@ func TestHeaderOffsets(t *testing.T) {
 		{"NLocal", unsafe.Offsetof(h.NLocal), 12},
 		{"Size", unsafe.Offsetof(h.Size), 16},
 		{"CreatorPid", unsafe.Offsetof(h.CreatorPid), 24},
+		{"Token", unsafe.Offsetof(h.Token), 32},
 		{"CtlSize", unsafe.Offsetof(h.CtlSize), 64},
 		{"MaxFragSize", unsafe.Offsetof(h.MaxFragSize), 112},
 		{"Attached", unsafe.Offsetof(h.Attached), 128},

@@ -1,11 +1,15 @@
 package mpool
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -17,10 +21,47 @@ import (
 // directory cannot hold the segment.
 var ErrNoSpace = errors.New("mpool: not enough space for the segment")
 
+// ErrForeign is wrapped by every error about a segment file that is not
+// the one local rank 0 of this job created (another user's file put in its
+// place, a symbolic link, a copy): attachers refuse to map it.
+var ErrForeign = errors.New("mpool: not this job's segment file")
+
+// Token is the random value the creator writes into the Header and passes,
+// with the file's device and inode numbers, through the rndv descriptor.
+type Token [16]byte
+
+// String is the token as 32 lowercase hex digits (rndv.Segment.Token).
+func (t Token) String() string { return hex.EncodeToString(t[:]) }
+
+// ParseToken reads what String writes.
+func ParseToken(s string) (Token, error) {
+	var t Token
+	b, err := hex.DecodeString(s)
+	if err != nil || len(b) != len(t) {
+		return t, fmt.Errorf("mpool: segment token %q; want %d hex digits", s, 2*len(t))
+	}
+	copy(t[:], b)
+	return t, nil
+}
+
+func randomToken() Token {
+	var t Token
+	rand.Read(t[:]) // never fails on Linux (getrandom)
+	return t
+}
+
+// Identity names the one file the creator made: an attacher maps a file
+// only when its device and inode numbers and the Header's token match.
+type Identity struct {
+	Token    Token
+	Dev, Ino uint64
+}
+
 // Segment is one mapping of the shared segment in this process.
 type Segment struct {
 	Path   string
 	Layout Layout
+	ID     Identity // the file's identity, as created
 
 	mem       mmap.MMap
 	hdr       *Header
@@ -28,21 +69,32 @@ type Segment struct {
 	closeErr  error
 }
 
-// Create makes the file at path (which must not exist), reserves l.Size
-// bytes in it, maps it and writes the Header. On error nothing is left
-// behind.
+// Create makes the file at path (which must not exist, not even as a
+// symbolic link), mode 0600, reserves l.Size bytes in it, maps it and
+// writes the Header with a new random Token. On error nothing is left
+// behind. An existing path is an error matching fs.ErrExist.
 func Create(path string, l Layout) (*Segment, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("mpool: create segment: %w", err)
 	}
 	defer f.Close()
+	var st unix.Stat_t
+	err = unix.Fchmod(int(f.Fd()), 0o600) // whatever the umask: the attachers check the mode
+	if err == nil {
+		err = unix.Fstat(int(f.Fd()), &st)
+	}
+	if err != nil {
+		os.Remove(path)
+		return nil, fmt.Errorf("mpool: create segment %s: %w", path, err)
+	}
 	seg, err := reserveAndMap(f, path, l)
 	if err != nil {
 		os.Remove(path)
 		return nil, err
 	}
-	seg.hdr.init(&seg.Layout, os.Getpid())
+	seg.ID = Identity{Token: randomToken(), Dev: st.Dev, Ino: st.Ino}
+	seg.hdr.init(&seg.Layout, os.Getpid(), seg.ID.Token)
 	return seg, nil
 }
 
@@ -86,30 +138,91 @@ func noSpaceError(dir string, l Layout) error {
 		ErrNoSpace, dir, free, l.NLocal, FormatBytes(l.Size))
 }
 
-// Open maps the existing segment at path and checks that its Header matches l.
-func Open(path string, l Layout) (*Segment, error) {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+// Open maps the existing segment at path after checking that it is the
+// file the creator made: not a symbolic link, a regular file owned by this
+// process's user with mode 0600, with want's device and inode numbers; then
+// that its Header matches l and carries want's token. Anything else is
+// refused before a byte of the file is trusted (ErrForeign, ErrHeader).
+func Open(path string, l Layout, want Identity) (*Segment, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|unix.O_NOFOLLOW, 0)
+	if errors.Is(err, unix.ELOOP) {
+		return nil, fmt.Errorf("%w: %s is a symbolic link; refusing to map it", ErrForeign, path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("mpool: open segment: %w", err)
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("mpool: open segment: %w", err)
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return nil, fmt.Errorf("mpool: open segment %s: %w", path, err)
 	}
-	if st.Size() != l.Size {
+	if err := checkFile(path, &st, want); err != nil {
+		return nil, err
+	}
+	if st.Size != l.Size {
 		return nil, fmt.Errorf("%w: %s: file has %d bytes, this rank planned %d; all ranks must use the same btl_sm_* parameters",
-			ErrHeader, path, st.Size(), l.Size)
+			ErrHeader, path, st.Size, l.Size)
 	}
 	seg, err := mapFile(f, path, l)
 	if err != nil {
 		return nil, err
 	}
+	seg.ID = want
 	if err := seg.hdr.check(path, &seg.Layout); err != nil {
 		seg.Close()
 		return nil, err
 	}
+	if seg.hdr.Token != want.Token {
+		seg.Close()
+		return nil, fmt.Errorf("%w: %s: the header's token differs from the one local rank 0 published; refusing to use it", ErrForeign, path)
+	}
 	return seg, nil
+}
+
+// checkFile compares the opened file's status with what the creator made.
+func checkFile(path string, st *unix.Stat_t, want Identity) error {
+	uid := uint32(os.Geteuid())
+	switch {
+	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		return fmt.Errorf("%w: %s is not a regular file (mode %#o); refusing to map it", ErrForeign, path, st.Mode)
+	case st.Uid != uid:
+		return fmt.Errorf("%w: %s is owned by uid %d, not by this job's user (uid %d); refusing to map it", ErrForeign, path, st.Uid, uid)
+	case st.Mode&0o7777 != 0o600:
+		return fmt.Errorf("%w: %s has mode %04o, want 0600; refusing to map it", ErrForeign, path, st.Mode&0o7777)
+	case st.Dev != want.Dev || st.Ino != want.Ino:
+		return fmt.Errorf("%w: %s is device %d inode %d, but local rank 0 created device %d inode %d (the file was replaced); refusing to map it",
+			ErrForeign, path, st.Dev, st.Ino, want.Dev, want.Ino)
+	}
+	return nil
+}
+
+// CheckBackingDir refuses a directory in which another local user could
+// replace or plant the segment file: one owned by neither this user nor
+// root, or writable by others without the sticky bit (/dev/shm and /tmp,
+// mode 1777, are fine). A directory that does not exist is not refused
+// here (Join falls back to the session directory).
+func CheckBackingDir(dir string) error {
+	fi, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("btl_sm_backing_directory %s: %v", dir, err)
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || !fi.IsDir() {
+		return nil // not a directory: Join falls back to the session directory
+	}
+	uid := uint32(os.Geteuid())
+	switch {
+	case st.Uid != uid && st.Uid != 0:
+		return fmt.Errorf("btl_sm_backing_directory %s is owned by uid %d, neither this user (uid %d) nor root; refusing it: another user could replace the shared-memory file there",
+			dir, st.Uid, uid)
+	case fi.Mode().Perm()&0o002 != 0 && fi.Mode()&fs.ModeSticky == 0:
+		return fmt.Errorf("btl_sm_backing_directory %s has mode %04o: writable by others without the sticky bit; refusing it: another user could replace the shared-memory file there (chmod o-w or +t it)",
+			dir, fi.Mode().Perm())
+	}
+	return nil
 }
 
 func mapFile(f *os.File, path string, l Layout) (*Segment, error) {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -28,7 +29,7 @@ func plan(t *testing.T, n int, p mpool.Params) mpool.Layout {
 func TestCreateOpenAttachUnlinks(t *testing.T) {
 	dir := t.TempDir()
 	l := plan(t, 3, small)
-	path := filepath.Join(dir, mpool.FileName("job1"))
+	path := filepath.Join(dir, mpool.FileName("job1", "t1"))
 	a, err := mpool.Create(path, l)
 	if err != nil {
 		t.Fatal(err)
@@ -37,7 +38,7 @@ func TestCreateOpenAttachUnlinks(t *testing.T) {
 	if _, err := mpool.Create(path, l); err == nil {
 		t.Fatal("second Create of the same path succeeded")
 	}
-	b, err := mpool.Open(path, l)
+	b, err := mpool.Open(path, l, a.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,18 +102,18 @@ func TestOpenRejectsMismatch(t *testing.T) {
 		{"other fifo size", func() mpool.Layout { l := plan(t, 2, other); l.Size = s.Layout.Size; return l }(), "btl_sm_fifo_size"},
 	}
 	for _, tt := range tests {
-		_, err := mpool.Open(path, tt.l)
+		_, err := mpool.Open(path, tt.l, s.ID)
 		if !errors.Is(err, mpool.ErrHeader) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: Open error = %v, want ErrHeader mentioning %q", tt.name, err, tt.want)
 		}
 	}
 	// A corrupt magic or version is refused with its own message.
 	s.Header().Version = 99
-	if _, err := mpool.Open(path, l); err == nil || !strings.Contains(err.Error(), "layout version 99") {
+	if _, err := mpool.Open(path, l, s.ID); err == nil || !strings.Contains(err.Error(), "layout version 99") {
 		t.Errorf("Open of a version-99 segment: %v", err)
 	}
 	s.Header().Magic = 7
-	if _, err := mpool.Open(path, l); err == nil || !strings.Contains(err.Error(), "magic") {
+	if _, err := mpool.Open(path, l, s.ID); err == nil || !strings.Contains(err.Error(), "magic") {
 		t.Errorf("Open of a bad-magic segment: %v", err)
 	}
 }
@@ -142,9 +143,9 @@ func TestJoinAndBackingDirFallback(t *testing.T) {
 		}
 		defer segs[r].Close()
 	}
-	want := filepath.Join(session, mpool.FileName("j7"))
-	if segs[0].Path != want || segs[1].Path != want {
-		t.Fatalf("paths %q, %q; want the session-dir fallback %q", segs[0].Path, segs[1].Path, want)
+	want := segs[0].Path
+	if filepath.Dir(want) != session || !strings.HasPrefix(filepath.Base(want), "gorun-"+strconv.Itoa(os.Getuid())+"-j7-") || segs[1].Path != want {
+		t.Fatalf("paths %q, %q; want one file gorun-<uid>-j7-*.seg in the session-dir fallback %q", segs[0].Path, segs[1].Path, session)
 	}
 	segs[0].Attach()
 	segs[1].Attach()
@@ -155,13 +156,13 @@ func TestJoinAndBackingDirFallback(t *testing.T) {
 
 func TestBackingDirUsesWritableDir(t *testing.T) {
 	d := t.TempDir()
-	if got := mpool.BackingDir(d, "/session", nil); got != d {
-		t.Errorf("BackingDir(%q) = %q", d, got)
+	if got, err := mpool.BackingDir(d, "/session", nil); got != d || err != nil {
+		t.Errorf("BackingDir(%q) = %q, %v", d, got, err)
 	}
 	f := filepath.Join(d, "file")
 	os.WriteFile(f, nil, 0o600)
-	if got := mpool.BackingDir(f, "/session", nil); got != "/session" {
-		t.Errorf("BackingDir(a regular file) = %q, want the session dir", got)
+	if got, err := mpool.BackingDir(f, "/session", nil); got != "/session" || err != nil {
+		t.Errorf("BackingDir(a regular file) = %q, %v; want the session dir", got, err)
 	}
 }
 
@@ -178,7 +179,7 @@ func TestTinyTmpfsClearError(t *testing.T) {
 	big := small
 	big.MaxFrags, big.MaxFragSize = 32, 32832
 	l := plan(t, 8, big) // about 8.3 MiB
-	path := filepath.Join(dir, mpool.FileName("tiny"))
+	path := filepath.Join(dir, mpool.FileName("tiny", "t1"))
 	s, err := mpool.Create(path, l)
 	if err == nil {
 		s.Close()

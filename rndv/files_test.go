@@ -145,7 +145,7 @@ func TestSegmentPublishWait(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "timed out after 10ms waiting for the segment descriptor") {
 		t.Fatalf("WaitSegment on an empty dir = %v; want a timeout error", err)
 	}
-	want := Segment{Version: SegmentVersion, Path: filepath.Join(dir, "x.seg"), Size: 4096, Layout: 2}
+	want := Segment{Version: SegmentVersion, Path: filepath.Join(dir, "x.seg"), Size: 4096, Layout: 2, Token: "00112233445566778899aabbccddeeff", Dev: 1, Ino: 2}
 	go func() {
 		time.Sleep(5 * time.Millisecond)
 		if err := PublishSegment(dir, want); err != nil {

@@ -81,7 +81,9 @@ func TestFormatCardRejectsInvalid(t *testing.T) {
 	}
 }
 
-const goodSegment = "gorun-segment 1\npath /dev/shm/gorun-0-12-ab.seg\nsize 16777216\nlayout 3\n"
+const goodSegment = "gorun-segment 2\npath /dev/shm/gorun-0-12-ab.seg\nsize 16777216\nlayout 3\ntoken 0123456789abcdef0123456789abcdef\ndev 25\nino 18446744073709551615\n"
+
+const goodToken = "0123456789abcdef0123456789abcdef"
 
 func TestParseSegment(t *testing.T) {
 	tests := []struct {
@@ -90,10 +92,10 @@ func TestParseSegment(t *testing.T) {
 		want Segment
 		err  string
 	}{
-		{name: "valid", in: goodSegment, want: Segment{Version: 1, Path: "/dev/shm/gorun-0-12-ab.seg", Size: 16 << 20, Layout: 3}},
+		{name: "valid", in: goodSegment, want: Segment{Version: 2, Path: "/dev/shm/gorun-0-12-ab.seg", Size: 16 << 20, Layout: 3, Token: goodToken, Dev: 25, Ino: 1<<64 - 1}},
 		{name: "path with a space, layout max",
-			in:   "gorun-segment 1\nlayout 4294967295\nsize 1\npath /tmp/a b/seg\n",
-			want: Segment{Version: 1, Path: "/tmp/a b/seg", Size: 1, Layout: 1<<32 - 1}},
+			in:   "gorun-segment 2\nino 18446744073709551615\nlayout 4294967295\ntoken " + goodToken + "\nsize 1\ndev 25\npath /tmp/a b/seg\n",
+			want: Segment{Version: 2, Path: "/tmp/a b/seg", Size: 1, Layout: 1<<32 - 1, Token: goodToken, Dev: 25, Ino: 1<<64 - 1}},
 		{name: "relative path", in: strings.Replace(goodSegment, "/dev/shm/", "shm/", 1), err: "absolute"},
 		{name: "unclean path", in: strings.Replace(goodSegment, "/dev/shm/", "/dev/../shm/", 1), err: "clean"},
 		{name: "root path", in: strings.Replace(goodSegment, "/dev/shm/gorun-0-12-ab.seg", "/", 1), err: "path"},
@@ -101,7 +103,12 @@ func TestParseSegment(t *testing.T) {
 		{name: "size above 1 TiB", in: strings.Replace(goodSegment, "size 16777216", "size 1099511627777", 1), err: "size"},
 		{name: "size with suffix", in: strings.Replace(goodSegment, "size 16777216", "size 16m", 1), err: "plain decimal"},
 		{name: "layout above uint32", in: strings.Replace(goodSegment, "layout 3", "layout 4294967296", 1), err: "layout"},
-		{name: "version 2", in: strings.Replace(goodSegment, "segment 1", "segment 2", 1), err: "version 2"},
+		{name: "version 1", in: strings.Replace(goodSegment, "segment 2", "segment 1", 1), err: "version 1"},
+		{name: "short token", in: strings.Replace(goodSegment, goodToken, goodToken[1:], 1), err: "token"},
+		{name: "uppercase token", in: strings.Replace(goodSegment, goodToken, strings.ToUpper(goodToken), 1), err: "token"},
+		{name: "missing token", in: strings.Replace(goodSegment, "token "+goodToken+"\n", "", 1), err: "token"},
+		{name: "negative dev", in: strings.Replace(goodSegment, "dev 25", "dev -1", 1), err: "dev"},
+		{name: "ino above uint64", in: strings.Replace(goodSegment, "ino 18446744073709551615", "ino 18446744073709551616", 1), err: "ino"},
 		{name: "missing layout", in: strings.Replace(goodSegment, "layout 3\n", "", 1), err: "layout"},
 		{name: "a card is not a segment", in: goodCard, err: "first line"},
 	}
@@ -149,10 +156,10 @@ func FuzzParseCard(f *testing.F) {
 // FuzzParseSegment: as FuzzParseCard, for the segment descriptor.
 func FuzzParseSegment(f *testing.F) {
 	f.Add([]byte(goodSegment))
-	f.Add([]byte("gorun-segment 1\npath /x\nsize 1\nlayout 0\n"))  // smallest valid descriptor
-	f.Add([]byte("gorun-segment 1\npath /a/\nsize 1\nlayout 0\n")) // trailing slash: unclean
-	f.Add([]byte("gorun-segment 1\npath /a\x00b\nsize 1\nlayout 0\n"))
-	f.Add([]byte("gorun-segment 1\npath /a\nsize -1\nlayout -1\n"))
+	f.Add([]byte("gorun-segment 2\npath /x\nsize 1\nlayout 0\ntoken " + goodToken + "\ndev 0\nino 0\n"))  // smallest valid descriptor
+	f.Add([]byte("gorun-segment 2\npath /a/\nsize 1\nlayout 0\ntoken " + goodToken + "\ndev 0\nino 0\n")) // trailing slash: unclean
+	f.Add([]byte("gorun-segment 2\npath /a\x00b\nsize 1\nlayout 0\ntoken " + goodToken + "\ndev 0\nino 0\n"))
+	f.Add([]byte("gorun-segment 2\npath /a\nsize -1\nlayout -1\ntoken " + goodToken + "\ndev 0\nino 0\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := ParseSegment(data)
 		if err != nil {

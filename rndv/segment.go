@@ -7,8 +7,12 @@ import (
 	"strings"
 )
 
-// SegmentVersion is the version of the segment-descriptor format.
-const SegmentVersion = 1
+// SegmentVersion is the version of the segment-descriptor format
+// (2: the creator's token and the file's device and inode).
+const SegmentVersion = 2
+
+// TokenLen is the length of Segment.Token: 32 lowercase hex digits.
+const TokenLen = 32
 
 // MaxSegmentSize bounds Segment.Size (1 TiB): far above any real segment,
 // low enough that a corrupt size is caught before anyone maps it.
@@ -23,9 +27,17 @@ type Segment struct {
 	Path    string // file backing the segment (in /dev/shm or the session dir)
 	Size    int64  // bytes
 	Layout  uint32 // layout version of the segment's contents (mpool's)
+
+	// Identity of the file local rank 0 created: the random token it wrote
+	// into the segment's header (TokenLen hex digits) and the file's device
+	// and inode numbers. An attacher maps the file only when all three match,
+	// so a file put in the segment's place is refused. The descriptor itself
+	// lives in the session directory, which only the job's user can write.
+	Token    string
+	Dev, Ino uint64
 }
 
-var segmentKeys = []string{"path", "size", "layout"}
+var segmentKeys = []string{"path", "size", "layout", "token", "dev", "ino"}
 
 // Validate checks every field of s against the format's rules.
 func (s Segment) Validate() error {
@@ -36,6 +48,8 @@ func (s Segment) Validate() error {
 		return fmt.Errorf("rndv: segment path %q; allowed: a clean absolute file path of printable ASCII", s.Path)
 	case s.Size < 1 || s.Size > MaxSegmentSize:
 		return fmt.Errorf("rndv: segment size %d; allowed: 1..%d", s.Size, int64(MaxSegmentSize))
+	case !validToken(s.Token):
+		return fmt.Errorf("rndv: segment token %q; allowed: %d lowercase hex digits", s.Token, TokenLen)
 	}
 	return nil
 }
@@ -43,16 +57,20 @@ func (s Segment) Validate() error {
 // FormatSegment returns the descriptor's file contents for s, which must be
 // valid:
 //
-//	gorun-segment 1
+//	gorun-segment 2
 //	path /dev/shm/gorun-1000-4242-9f3a01c2.seg
 //	size 16777216
 //	layout 3
+//	token 0f1e2d3c4b5a69788796a5b4c3d2e1f0
+//	dev 25
+//	ino 1187
 func FormatSegment(s Segment) ([]byte, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "gorun-segment %d\npath %s\nsize %d\nlayout %d\n", s.Version, s.Path, s.Size, s.Layout)
+	fmt.Fprintf(&b, "gorun-segment %d\npath %s\nsize %d\nlayout %d\ntoken %s\ndev %d\nino %d\n",
+		s.Version, s.Path, s.Size, s.Layout, s.Token, s.Dev, s.Ino)
 	return []byte(b.String()), nil
 }
 
@@ -75,6 +93,17 @@ func ParseSegment(data []byte) (Segment, error) {
 		return Segment{}, fmt.Errorf("rndv: segment layout %q: %v", f.kv["layout"], err)
 	}
 	s.Layout = uint32(layout)
+	s.Token = f.kv["token"]
+	for _, x := range []struct {
+		key string
+		dst *uint64
+	}{{"dev", &s.Dev}, {"ino", &s.Ino}} {
+		v, err := parseUint64(f.kv[x.key])
+		if err != nil {
+			return Segment{}, fmt.Errorf("rndv: segment %s %q: %v", x.key, f.kv[x.key], err)
+		}
+		*x.dst = v
+	}
 	if err := s.Validate(); err != nil {
 		return Segment{}, err
 	}
@@ -96,4 +125,28 @@ func rankOfName(prefix, name string) (int, bool) {
 		return 0, false
 	}
 	return r, true
+}
+
+func validToken(s string) bool {
+	if len(s) != TokenLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// parseUint64 accepts a plain decimal uint64: no sign, no leading zeros.
+func parseUint64(s string) (uint64, error) {
+	if s == "" || (len(s) > 1 && s[0] == '0') || strings.TrimLeft(s, "0123456789") != "" {
+		return 0, fmt.Errorf("not a plain decimal integer")
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("out of range; allowed: 0..%d", uint64(1<<64-1))
+	}
+	return n, nil
 }

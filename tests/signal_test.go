@@ -88,7 +88,7 @@ func TestKillGorun(t *testing.T) {
 			stale, _ := os.ReadDir(userDir)
 			var shm string
 			if len(stale) == 1 {
-				shm = "/dev/shm/gorun-" + strconv.Itoa(os.Getuid()) + "-" + stale[0].Name() + ".seg"
+				shm = "/dev/shm/gorun-" + strconv.Itoa(os.Getuid()) + "-" + stale[0].Name() + "-00c0ffee00c0ffee.seg"
 				if err := os.WriteFile(shm, nil, 0o600); err != nil {
 					t.Fatal(err)
 				}

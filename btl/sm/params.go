@@ -47,7 +47,7 @@ var Params = mca.Declare("btl_sm", []mca.Field[Config]{
 	mca.Int("btl_sm_fifo_lazy_free", "32", 1, 1<<19, func(c *Config) *int { return &c.LazyFree },
 		"FIFO slots a busy receiver releases in one batch; at most half of btl_sm_fifo_size"),
 	mca.String("btl_sm_backing_directory", "/dev/shm", func(c *Config) *string { return &c.BackingDir },
-		"directory of the shared-memory file; the session directory is used if it is unusable"),
+		"directory of the shared-memory file; the session directory is used if it is missing or read-only; one owned by another user (not root) or writable by others without the sticky bit is refused"),
 	mca.Size("btl_sm_segment_min_size", "0", 0, 64<<30, func(c *Config) *int64 { return &c.SegmentMinSize },
 		"lower bound on the shared segment's size"),
 	mca.Enum("btl_sm_single_copy", "auto", []string{"auto", "none"}, func(c *Config) *string { return &c.SingleCopy },
