@@ -186,7 +186,7 @@ func (m *Module) flushAcks() {
 			for i := 0; i < k; i++ {
 				e.data[i] = uint64(p.acks[i])
 			}
-			e.frag, e.src, e.length, e.tag, e.kind = 0, uint32(m.rank), uint32(k), 0, kindAck
+			e.setHeader(m.rank, kindAck, 0, k, 0)
 			m.publish(p, e, h)
 			p.acks = p.acks[:copy(p.acks, p.acks[k:])]
 		}

@@ -60,9 +60,17 @@ func (m *Module) sendInline(p *peer, tag btl.Tag, hdr, payload []byte) bool {
 		rest = rest[copy(c.cont(), rest):]
 		storeSeq(&c.seq, h+uint64(i)+1) // ordered before the first slot's publish
 	}
-	e.frag, e.src, e.length, e.tag, e.kind = 0, uint32(m.rank), uint32(n), uint8(tag), kindData
+	e.setHeader(m.rank, kindData, tag, n, 0)
 	m.publish(p, e, h)
 	return true
+}
+
+// setHeader writes slot e's header, everything but seq, whose store
+// publishes the slot (publish): the one place a slot header is written.
+// n is the bytes of hdr+payload (kindData) or the offsets in data
+// (kindAck); frag the fragment holding the data, 0 when inline.
+func (e *elem) setHeader(src int, kind uint8, tag btl.Tag, n int, frag int64) {
+	e.frag, e.src, e.length, e.tag, e.kind = uint64(frag), uint32(src), uint32(n), uint8(tag), kind
 }
 
 // publish makes slot h visible to p's receiver, then wakes it if it sleeps.
@@ -107,7 +115,7 @@ func (m *Module) Send(dst int, tag btl.Tag, hdr, payload []byte, c btl.Completio
 	if p.npending.Load() == 0 {
 		if n <= inlineMax {
 			if e, h, ok := p.claim(m.mask + 1); ok {
-				e.frag, e.src, e.length, e.tag, e.kind = 0, uint32(m.rank), uint32(n), uint8(tag), kindData
+				e.setHeader(m.rank, kindData, tag, n, 0)
 				b := e.inline()
 				copy(b[copy(b, hdr):], payload)
 				m.publish(p, e, h)
@@ -121,7 +129,7 @@ func (m *Module) Send(dst int, tag btl.Tag, hdr, payload []byte, c btl.Completio
 			b := m.mem[off : off+int64(n)]
 			memcpy.Copy(b[copy(b, hdr):], payload)
 			if e, h, ok := p.claim(m.mask + 1); ok {
-				e.frag, e.src, e.length, e.tag, e.kind = uint64(off), uint32(m.rank), uint32(n), uint8(tag), kindData
+				e.setHeader(m.rank, kindData, tag, n, off)
 				m.publish(p, e, h)
 				return true, nil
 			}
@@ -227,7 +235,7 @@ func (m *Module) drain(p *peer) int {
 		}
 		e, h, ok := p.claim(m.mask + 1)
 		if ok {
-			e.frag, e.src, e.length, e.tag, e.kind = uint64(op.frag), uint32(m.rank), uint32(op.n), uint8(op.tag), kindData
+			e.setHeader(m.rank, kindData, op.tag, op.n, op.frag)
 			if op.frag == 0 {
 				copy(e.inline(), op.inline[:op.n])
 			}
