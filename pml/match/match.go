@@ -366,9 +366,11 @@ func (e *Engine) Len() (posted, unexpected, parked int) {
 }
 
 // DropAllPosted removes every posted receive, specific and AnySource, in
-// every context, and appends them to out (contexts in creation order; in
-// each, the specific ones by source, then the AnySource ones, in posting
-// order). Finalize uses it to cancel what is still posted.
+// every context, and appends them to out: first the specific ones, by
+// source (for one source, contexts in creation order, each in posting
+// order, as DropPostedFrom), then the AnySource ones, contexts in creation
+// order, each in posting order. Finalize uses it to cancel what is still
+// posted.
 func (e *Engine) DropAllPosted(out []*Recv) []*Recv {
 	for src := 0; src < e.size; src++ {
 		out = e.DropPostedFrom(src, out)
