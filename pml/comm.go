@@ -79,34 +79,48 @@ func (c *Comm) CheckRecv(src, tag int) error  { return c.checkRecv(src, tag) }
 // which the caller owns and must not reuse until it completes. sync makes
 // it a synchronous send (Ssend).
 func (c *Comm) Isend(r *Request, buf []byte, dest, tag int, sync bool) error {
-	if err := c.checkSend(dest, tag); err != nil {
+	plan, err := c.planSend(buf, dest, tag)
+	if err != nil {
 		return err
 	}
-	if !sync {
-		if done, err := c.isendEager(r, buf, dest, tag); done {
-			return err
-		}
+	if plan.proto == protoEager && !sync {
+		return c.isendEager(r, buf, dest, tag)
 	}
-	return c.startSend(r, buf, dest, tag, sync)
+	return c.startSend(r, buf, dest, tag, sync, plan)
 }
 
-// isendEager is the fast path of Isend for an eager message: when the BTL
-// copies it at once the request is complete before anyone else can see it,
-// so it needs no tokens, no table and no counters (4 atomic operations in
-// all: credit, sequence number, FIFO claim, completion). It reports
-// done=false (having sent nothing) when the message is not eager.
-func (c *Comm) isendEager(r *Request, buf []byte, dest, tag int) (done bool, err error) {
+// planSend checks a send's arguments and decides its protocol with
+// planSend's rule, taking the eager credit the plan needs: every send,
+// blocking or not, eager or not, is decided here.
+func (c *Comm) planSend(buf []byte, dest, tag int) (sendPlan, error) {
+	if err := c.checkSend(dest, tag); err != nil {
+		return sendPlan{}, err
+	}
 	p := c.p
 	pe := &p.peers[dest]
-	if len(buf) > pe.lim.eager || pe.lost.Load() || !p.takeCredit(pe, len(buf)) {
-		return false, nil
+	if pe.lost.Load() {
+		return sendPlan{}, peerLost(dest)
 	}
+	plan := planSend(len(buf), pe.lim, true)
+	if plan.credit > 0 && !p.takeCredit(pe, plan.credit) {
+		plan = planSend(len(buf), pe.lim, false)
+	}
+	return plan, nil
+}
+
+// isendEager is Isend for a message planned eager (not synchronous): when
+// the BTL copies it at once the request is complete before anyone else can
+// see it, so it needs no tokens, no table and no counters (4 atomic
+// operations in all: credit, sequence number, FIFO claim, completion).
+func (c *Comm) isendEager(r *Request, buf []byte, dest, tag int) error {
+	p := c.p
+	pe := &p.peers[dest]
 	r.p, r.kind, r.buf, r.peer, r.fast = p, kindSend, buf, dest, true
 	h := matchHdr{ctx: c.ctx, tag: int32(tag), seq: c.sendSeq[dest].Add(1) - 1}
 	copied, err := pe.m.Send(dest, btl.TagPMLMatch, h.encodeMatch(r.hdr[:]), buf, r)
 	switch {
 	case err != nil:
-		return true, err
+		return err
 	case copied:
 		// Nobody else holds r: complete it without finish's bookkeeping.
 		r.doneUnshared()
@@ -117,7 +131,7 @@ func (c *Comm) isendEager(r *Request, buf []byte, dest, tag int) (done bool, err
 		p.activeSends.Add(1)
 	}
 	p.sentTo(dest)
-	return true, nil
+	return nil
 }
 
 // Irecv posts a receive into r, a zero Request (as for Isend).
@@ -154,19 +168,18 @@ func (c *Comm) startRecv(r *Request, buf []byte, src, tag int) error {
 
 // Send is a blocking send.
 func (c *Comm) Send(buf []byte, dest, tag int, sync bool) error {
-	if err := c.checkSend(dest, tag); err != nil {
+	plan, err := c.planSend(buf, dest, tag)
+	if err != nil {
 		return err
 	}
-	if !sync {
-		if done, err := c.sendEager(buf, dest, tag); done {
-			return err
-		}
+	if plan.proto == protoEager && !sync {
+		return c.sendEager(buf, dest, tag)
 	}
 	r := c.p.getReq()
-	err := c.startSend(r, buf, dest, tag, sync)
-	if err == nil {
-		c.p.Wait(nil, r)
-		err = r.err
+	if err = c.startSend(r, buf, dest, tag, sync, plan); err == nil {
+		if err = c.p.Wait(nil, r); err == nil {
+			err = r.err
+		}
 	}
 	c.p.putReq(r)
 	return err
@@ -188,15 +201,11 @@ func (w *eagerWait) SendDone(err error) {
 
 var eagerWaitPool = sync.Pool{New: func() any { return new(eagerWait) }}
 
-// sendEager is the fast path of a blocking standard-mode Send: a message
-// that goes eagerly needs no Request, no request table and no counters. It
-// reports done=false (having sent nothing) when the message is not eager.
-func (c *Comm) sendEager(buf []byte, dest, tag int) (done bool, err error) {
+// sendEager is Send for a message planned eager (not synchronous): it
+// needs no Request, no request table and no counters.
+func (c *Comm) sendEager(buf []byte, dest, tag int) error {
 	p := c.p
 	pe := &p.peers[dest]
-	if len(buf) > pe.lim.eager || pe.lost.Load() || !p.takeCredit(pe, len(buf)) {
-		return false, nil
-	}
 	h := matchHdr{ctx: c.ctx, tag: int32(tag), seq: c.sendSeq[dest].Add(1) - 1}
 	w := eagerWaitPool.Get().(*eagerWait)
 	copied, err := pe.m.Send(dest, btl.TagPMLMatch, h.encodeMatch(w.hdr[:]), buf, w)
@@ -204,17 +213,18 @@ func (c *Comm) sendEager(buf []byte, dest, tag int) (done bool, err error) {
 		if err = p.WaitFor(w.done.Load); err != nil {
 			// Closed with the payload still queued: the BTL dropped it
 			// and w with it (never put back: a late SendDone is harmless).
-			return true, err
+			return err
 		}
 		err = w.err
 		w.done.Store(false)
 		w.err = nil
 	}
 	eagerWaitPool.Put(w)
-	if err == nil {
-		p.sentTo(dest)
+	if err != nil {
+		return err
 	}
-	return true, err
+	p.sentTo(dest)
+	return nil
 }
 
 // Recv is a blocking receive.

@@ -6,28 +6,17 @@ import (
 	"github.com/gorun-mpi/gorun/btl"
 )
 
-// startSend starts the send r of buf to world rank dest with (ctx, tag).
-// The caller has validated dest and tag.
-func (c *Comm) startSend(r *Request, buf []byte, dest, tag int, sync bool) error {
+// startSend starts the send r of buf to world rank dest with (ctx, tag),
+// planned by Comm.planSend (arguments checked, credit taken): a send that
+// waits for an answer naming it, ACK or FIN (rendezvous, single-copy read,
+// or a synchronous send of any size).
+func (c *Comm) startSend(r *Request, buf []byte, dest, tag int, sync bool, plan sendPlan) error {
 	p := c.p
 	pe := &p.peers[dest]
-	if pe.lost.Load() {
-		return peerLost(dest)
-	}
 	r.p, r.kind, r.buf, r.peer, r.sync = p, kindSend, buf, dest, sync
 	p.activeSends.Add(1)
 	h := matchHdr{ctx: c.ctx, tag: int32(tag), seq: c.sendSeq[dest].Add(1) - 1}
 	hb := &r.hdr
-	plan := planSend(len(buf), pe.lim, true)
-	if plan.credit > 0 && !p.takeCredit(pe, plan.credit) {
-		plan = planSend(len(buf), pe.lim, false)
-	}
-	if plan.proto == protoEager && !sync {
-		r.pending.Store(2) // this call + the payload copy
-		copied, err := pe.m.Send(dest, btl.TagPMLMatch, h.encodeMatch(hb[:]), buf, r)
-		return r.afterSend(copied, err)
-	}
-	// Everything else waits for an answer (ACK or FIN) that names the request.
 	r.pending.Store(3) // this call + the first copy + the answer
 	r.chunk = plan.chunk
 	if sync {
