@@ -1,0 +1,233 @@
+package tcp
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gorun-mpi/gorun/btl"
+)
+
+// Progress writes pending queues, reads every socket with data (one
+// epoll_wait(0), then non-blocking reads), delivers complete frames and
+// reports lost peers. It returns the number of events handled.
+func (m *Module) Progress() int {
+	if !m.progMu.TryLock() {
+		return 0
+	}
+	if m.closed.Load() {
+		m.progMu.Unlock()
+		return 0
+	}
+	n := 0
+	var done []btl.Completion
+	if m.pendPeers.Load() > 0 {
+		for i := range m.peers {
+			if p := &m.peers[i]; p.npend.Load() > 0 && !p.lost.Load() {
+				var k int
+				k, done = m.flush(p, done)
+				n += k
+			}
+		}
+	}
+	for _, c := range done {
+		c.SendDone(nil)
+	}
+	k, err := unix.EpollWait(m.epfd, m.events, 0)
+	if err != nil && err != unix.EINTR {
+		m.log.Error("btl/tcp: epoll_wait failed", "rank", m.rank, "error", err)
+	}
+	for _, ev := range m.events[:max(0, k)] {
+		if ev.Pad == 0 {
+			m.drainEventfd()
+			continue
+		}
+		p := &m.peers[ev.Pad-1]
+		if p.rfd >= 0 && !p.lost.Load() {
+			n += m.read(p)
+		}
+	}
+	if m.lostUnrep.Load() {
+		n += m.reportLost()
+	}
+	m.progMu.Unlock()
+	return n
+}
+
+// recvRaw is a non-blocking read; EAGAIN is (0, nil), end of stream is
+// (0, io.EOF).
+func recvRaw(fd int, b []byte) (int, error) {
+	for {
+		r, _, e := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+		switch e {
+		case 0:
+			if r == 0 {
+				return 0, io.EOF
+			}
+			return int(r), nil
+		case unix.EINTR:
+			continue
+		case unix.EAGAIN:
+			return 0, nil
+		}
+		return 0, e
+	}
+}
+
+// read takes what p's socket holds (a few reads at most) and delivers the
+// complete frames.
+func (m *Module) read(p *peer) int {
+	n := 0
+	for i := 0; i < 4; i++ {
+		space := p.rbuf[p.rlen:]
+		if len(space) == 0 {
+			break // cannot happen: deliver keeps room for one whole frame
+		}
+		k, err := recvRaw(p.rfd, space)
+		if err != nil {
+			m.markLost(p, err)
+			return n
+		}
+		if k == 0 {
+			break
+		}
+		p.rlen += k
+		d, err := m.deliver(p)
+		n += d
+		if err != nil {
+			m.log.Error("btl/tcp: malformed frame; dropping the connection", "rank", m.rank, "peer", p.rank, "error", err)
+			m.markLost(p, err)
+			return n
+		}
+		if k < len(space) || p.lost.Load() {
+			break
+		}
+	}
+	return n
+}
+
+// deliver hands every complete frame of p.rbuf to its callback, then makes
+// sure the partial frame left (if any) fits the buffer.
+func (m *Module) deliver(p *peer) (int, error) {
+	n := 0
+	maxBody := btl.MaxHeader + m.cfg.MaxSendSize
+	for p.rlen-p.roff >= frameHdr {
+		h := p.rbuf[p.roff:]
+		body := int(binary.LittleEndian.Uint32(h))
+		tag, hdrLen := btl.Tag(h[4]), int(h[5])
+		if tag >= btl.NumTags || hdrLen > btl.MaxHeader || body < hdrLen || body > maxBody || h[6] != 0 || h[7] != 0 {
+			return n, fmt.Errorf("frame header % x: tag %d, header %d bytes, body %d bytes (allowed: tag < %d, header ≤ %d, body ≤ %d)",
+				h[:frameHdr], tag, hdrLen, body, btl.NumTags, btl.MaxHeader, maxBody)
+		}
+		if p.rlen-p.roff < frameHdr+body {
+			break
+		}
+		if fn := m.recv[tag]; fn != nil {
+			fn(p.rank, p.rbuf[p.roff+frameHdr:p.roff+frameHdr+body])
+		}
+		p.roff += frameHdr + body
+		n++
+	}
+	if p.roff == p.rlen {
+		p.roff, p.rlen = 0, 0
+	} else if p.roff > 0 && len(p.rbuf)-p.roff < frameHdr+maxBody {
+		p.rlen = copy(p.rbuf, p.rbuf[p.roff:p.rlen])
+		p.roff = 0
+	}
+	return n, nil
+}
+
+// reportLost calls the peer-lost handler once per lost peer, closes its
+// socket and fails its queued by-reference sends.
+func (m *Module) reportLost() int {
+	m.lostUnrep.Store(false)
+	n := 0
+	for i := range m.peers {
+		p := &m.peers[i]
+		if !p.lost.Load() || p.reported {
+			continue
+		}
+		p.reported = true
+		var owed []btl.Completion
+		p.mu.Lock()
+		if p.mu.fd >= 0 {
+			unix.EpollCtl(m.epfd, unix.EPOLL_CTL_DEL, p.mu.fd, nil)
+			unix.Close(p.mu.fd)
+		}
+		p.mu.fd, p.rfd = -1, -1
+		for p.mu.q.len() > 0 {
+			if c := p.mu.q.front().c; c != nil {
+				owed = append(owed, c)
+			}
+			p.mu.q.pop()
+		}
+		if p.npend.Swap(0) > 0 {
+			m.pendPeers.Add(-1)
+		}
+		p.mu.Unlock()
+		err := errPeerLost(p.rank, nil)
+		for _, c := range owed {
+			c.SendDone(err)
+		}
+		m.log.Debug("tcp reporting lost peer", "rank", m.rank, "peer", p.rank)
+		if m.onLost != nil {
+			m.onLost(p.rank)
+		}
+		n++
+	}
+	return n
+}
+
+func (m *Module) drainEventfd() {
+	var b [8]byte
+	unix.Read(m.evfd, b[:])
+}
+
+// Sleep blocks in epoll_wait until a socket has data or fails, Wake is
+// called, or d elapses (d <= 0: no timeout). While sends are queued it
+// naps at most a millisecond (the socket's writability is not watched).
+func (m *Module) Sleep(d time.Duration) {
+	if m.closed.Load() {
+		return
+	}
+	m.sleeping.Store(true)
+	if m.wakePend.Swap(false) || m.lostUnrep.Load() {
+		m.sleeping.Store(false)
+		return
+	}
+	ms := -1
+	if d > 0 {
+		ms = int((d + time.Millisecond - 1) / time.Millisecond)
+	}
+	if m.pendPeers.Load() > 0 && (ms < 0 || ms > 1) {
+		ms = 1
+	}
+	var ev [1]unix.EpollEvent
+	for {
+		_, err := unix.EpollWait(m.epfd, ev[:], ms)
+		if !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	m.sleeping.Store(false)
+	if m.wakePend.Swap(false) {
+		m.drainEventfd()
+	}
+}
+
+// Wake ends a Sleep of this module, now or the next one.
+func (m *Module) Wake() {
+	if m.closed.Load() {
+		return
+	}
+	m.wakePend.Store(true)
+	if m.sleeping.Load() {
+		one := [8]byte{1}
+		unix.Write(m.evfd, one[:])
+	}
+}

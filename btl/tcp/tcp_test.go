@@ -1,0 +1,198 @@
+package tcp
+
+import (
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/gorun-mpi/gorun/btl"
+	"github.com/gorun-mpi/gorun/btl/btltest"
+	"github.com/gorun-mpi/gorun/internal/errs"
+)
+
+// testConfig: loopback, small limits so that the suite crosses them often.
+func testConfig() Config {
+	c := DefaultConfig()
+	c.Loopback = true
+	c.Timeout = 10 * time.Second
+	return c
+}
+
+// mesh builds n connected modules in this process.
+func mesh(t testing.TB, n int, cfg Config, secret []byte) []*Module {
+	t.Helper()
+	mods := make([]*Module, n)
+	addrs := make([]string, n)
+	for i := range mods {
+		m, err := Listen(Job{Rank: i, Size: n, Secret: secret}, cfg, hclog.NewNullLogger())
+		if err != nil {
+			t.Fatal(err)
+		}
+		mods[i], addrs[i] = m, m.Addr()
+		t.Cleanup(func() { m.Close() })
+	}
+	var wg sync.WaitGroup
+	errc := make(chan error, n)
+	for _, m := range mods {
+		wg.Add(1)
+		go func() { defer wg.Done(); errc <- m.Connect(addrs) }()
+	}
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return mods
+}
+
+func TestConformance(t *testing.T) {
+	btltest.Run(t, func(t *testing.T) (a, b btl.Module, ar, br int) {
+		m := mesh(t, 2, testConfig(), NewSecret())
+		return m[0], m[1], 0, 1
+	})
+}
+
+func TestConformanceSmallLimits(t *testing.T) {
+	cfg := testConfig()
+	cfg.EagerLimit, cfg.MaxSendSize = 1024, 4096
+	btltest.Run(t, func(t *testing.T) (a, b btl.Module, ar, br int) {
+		m := mesh(t, 2, cfg, NewSecret())
+		return m[0], m[1], 0, 1
+	})
+}
+
+// TestPeerLost: closing one end makes the other report the peer once,
+// fail its queued by-reference sends, and refuse new ones.
+func TestPeerLost(t *testing.T) {
+	mods := mesh(t, 3, testConfig(), NewSecret())
+	var lost []int
+	mods[0].OnPeerLost(func(p int) { lost = append(lost, p) })
+	// Queue by-reference sends that the peer never reads.
+	big := make([]byte, mods[0].Attributes().MaxSendSize)
+	var comps []*rec
+	for i := 0; i < 200; i++ {
+		c := &rec{}
+		copied, err := mods[0].Send(1, btl.TagPMLFrag, []byte("h"), big, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !copied {
+			comps = append(comps, c)
+		}
+	}
+	mods[1].Close()
+	deadline := time.Now().Add(btltest.Timeout)
+	for len(lost) == 0 && time.Now().Before(deadline) {
+		mods[0].Progress()
+	}
+	if len(lost) != 1 || lost[0] != 1 {
+		t.Fatalf("peer-lost reports %v; want [1]", lost)
+	}
+	for i := 0; i < 10; i++ {
+		mods[0].Progress()
+	}
+	if len(lost) != 1 {
+		t.Fatalf("peer-lost reports %v; want exactly one", lost)
+	}
+	for i, c := range comps {
+		c.mu.Lock()
+		if c.calls != 1 || !errors.Is(c.err, errs.ErrPeerLost) {
+			t.Errorf("by-reference send %d: %d SendDone calls, error %v; want one with ErrPeerLost", i, c.calls, c.err)
+		}
+		c.mu.Unlock()
+	}
+	if _, err := mods[0].Send(1, btl.TagPMLMatch, []byte("h"), nil, nil); !errors.Is(err, errs.ErrPeerLost) {
+		t.Errorf("Send to a lost peer: %v; want ErrPeerLost", err)
+	}
+	// The third rank is unaffected.
+	var got int
+	mods[2].Register(btl.TagPMLMatch, func(src int, data []byte) { got++ })
+	if _, err := mods[0].Send(2, btl.TagPMLMatch, []byte("h"), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	for got == 0 && time.Now().Before(deadline) {
+		mods[0].Progress()
+		mods[2].Progress()
+	}
+	if got != 1 {
+		t.Errorf("rank 2 received %d messages; want 1", got)
+	}
+}
+
+type rec struct {
+	mu    sync.Mutex
+	calls int
+	err   error
+}
+
+func (r *rec) SendDone(err error) {
+	r.mu.Lock()
+	r.calls++
+	r.err = err
+	r.mu.Unlock()
+}
+
+func TestReach(t *testing.T) {
+	// Ranks 0 and 2 use tcp, rank 1 is "local" to both (no tcp).
+	cfg := testConfig()
+	secret := NewSecret()
+	reach := [][]bool{{false, false, true}, {false, false, false}, {true, false, false}}
+	mods := make([]*Module, 3)
+	addrs := make([]string, 3)
+	for i := range mods {
+		m, err := Listen(Job{Rank: i, Size: 3, Secret: secret, Reach: reach[i]}, cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		mods[i], addrs[i] = m, m.Addr()
+	}
+	var wg sync.WaitGroup
+	for _, m := range mods {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := m.Connect(addrs); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if mods[0].Reachable(1) || !mods[0].Reachable(2) || mods[1].Reachable(0) || mods[0].Reachable(0) {
+		t.Errorf("Reachable does not follow Job.Reach")
+	}
+	if _, err := mods[0].Send(1, btl.TagPMLMatch, nil, nil, nil); err == nil {
+		t.Errorf("Send to an unreached rank succeeded")
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	for _, tt := range []struct {
+		mod  func(*Config)
+		want string
+	}{
+		{func(c *Config) { c.EagerLimit = c.MaxSendSize + 1 }, "btl_tcp_eager_limit"},
+		{func(c *Config) { c.PortMin, c.PortRange = 65000, 1000 }, "btl_tcp_port_range"},
+		{func(c *Config) { c.IfInclude, c.IfExclude = []string{"lo"}, []string{"eth0"} }, "btl_tcp_if_exclude"},
+		{func(c *Config) { c.IfInclude = []string{"10.0.0.0/33"} }, "btl_tcp_if_include"},
+		{func(c *Config) { c.IfExclude = []string{"a very long interface name"} }, "btl_tcp_if_exclude"},
+	} {
+		c := DefaultConfig()
+		tt.mod(&c)
+		if err := c.Validate(); err == nil || !contains(err.Error(), tt.want) {
+			t.Errorf("Validate(%+v) = %v; want an error naming %s", c, err, tt.want)
+		}
+	}
+	c := DefaultConfig()
+	if err := c.Validate(); err != nil {
+		t.Errorf("the defaults do not validate: %v", err)
+	}
+}
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }
