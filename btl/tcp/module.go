@@ -61,6 +61,12 @@ type Module struct {
 	sleeping  atomic.Bool
 	closed    atomic.Bool
 	closeOnce sync.Once
+	fdMu      sync.RWMutex // Wake and the watcher hold it shared while they use evfd/epfd; Close exclusively
+
+	// The watcher (see Watch).
+	watchFn  atomic.Pointer[func()]
+	watchArm chan struct{}
+	watchEnd chan struct{}
 
 	// The accept loop and the handshakes it runs.
 	acMu       sync.Mutex
@@ -95,7 +101,7 @@ type peer struct {
 
 var _ btl.Module = (*Module)(nil)
 
-var errClosed = errors.New("btl/tcp: module closed")
+var errClosed = fmt.Errorf("btl/tcp: module closed: %w", errs.ErrFinalized)
 
 func errPeerLost(rank int, why error) error {
 	if why != nil {
@@ -168,8 +174,10 @@ func Listen(job Job, cfg Config, log hclog.Logger) (*Module, error) {
 		return nil, fmt.Errorf("btl/tcp: epoll_ctl: %w", err)
 	}
 	m.events = make([]unix.EpollEvent, 64)
-	m.wg.Add(1)
+	m.watchArm, m.watchEnd = make(chan struct{}, 1), make(chan struct{})
+	m.wg.Add(2)
 	go m.acceptLoop()
+	go m.watchLoop()
 	log.Debug("tcp listening", "rank", m.rank, "addr", m.addr)
 	return m, nil
 }
@@ -254,7 +262,7 @@ func (m *Module) handleIncoming(c net.Conn) {
 		delete(m.want, rank)
 		return nil
 	}
-	rank, err := acceptHandshake(c, m.secret, m.rank, m.size, m.cfg.Timeout, admit)
+	rank, err := acceptHandshake(c, m.secret, m.rank, m.size, m.cfg.Timeout(), admit)
 	m.acMu.Lock()
 	delete(m.handshakes, c)
 	if err == nil {
@@ -277,7 +285,7 @@ func (m *Module) Connect(addrs []string) error {
 	if len(addrs) != m.size {
 		return fmt.Errorf("btl/tcp: %d addresses for %d ranks", len(addrs), m.size)
 	}
-	deadline := time.Now().Add(m.cfg.Timeout)
+	deadline := time.Now().Add(m.cfg.Timeout())
 	nAccept := 0
 	for i := m.rank + 1; i < m.size; i++ {
 		if m.peers[i].reach {
@@ -328,7 +336,7 @@ func (m *Module) Connect(addrs []string) error {
 			}
 			m.acMu.Unlock()
 			if firstErr == nil {
-				firstErr = fmt.Errorf("btl/tcp: rank %d: timed out after %v (btl_tcp_timeout) waiting for connections from ranks %v", m.rank, m.cfg.Timeout, missing)
+				firstErr = fmt.Errorf("btl/tcp: rank %d: timed out after %v (btl_tcp_timeout) waiting for connections from ranks %v", m.rank, m.cfg.Timeout(), missing)
 			}
 			done = nDial + nAccept
 			continue
@@ -424,7 +432,7 @@ func (m *Module) adopt(rank int, c net.Conn) error {
 // setSockopts: no Nagle; keepalive probes and TCP_USER_TIMEOUT so that a
 // silent peer (no FIN, no RST) fails the socket within cfg.Timeout.
 func (m *Module) setSockopts(fd int) error {
-	t := m.cfg.Timeout
+	t := m.cfg.Timeout()
 	idle := max(1, int(t/time.Second)/3)
 	intvl := max(1, int(t/time.Second)/6)
 	for _, o := range []struct{ level, opt, val int }{
@@ -453,8 +461,9 @@ func (m *Module) Close() error {
 		}
 		m.acMu.Unlock()
 		m.ln.Close()
+		close(m.watchEnd)
 		one := [8]byte{1}
-		unix.Write(m.evfd, one[:]) // end a Sleep in progress
+		unix.Write(m.evfd, one[:]) // end the watcher's (or a Sleep's) epoll_wait
 		m.wg.Wait()
 		for {
 			select {
@@ -478,7 +487,10 @@ func (m *Module) Close() error {
 			}
 			p.mu.Unlock()
 		}
+		m.fdMu.Lock()
 		m.closeFDs()
+		m.evfd, m.epfd = -1, -1
+		m.fdMu.Unlock()
 		m.progMu.Unlock()
 	})
 	return nil

@@ -1,87 +1,83 @@
 package tcp
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/gorun-mpi/gorun/mca"
 )
 
-// Params is btl/tcp's parameter table, registered with mca at init.
-var Params = []mca.Param{
-	{Name: "btl_tcp_if_include", Type: mca.TypeList, Default: "",
-		Help: "interfaces (names or CIDR subnets, comma-separated) to listen and connect on; exclusive with btl_tcp_if_exclude"},
-	{Name: "btl_tcp_if_exclude", Type: mca.TypeList, Default: "",
-		Help: "interfaces (names or CIDR subnets, comma-separated) never to use; loopback is excluded unless named in btl_tcp_if_include or every rank is on one machine"},
-	{Name: "btl_tcp_eager_limit", Type: mca.TypeSize, Default: "64k", Min: 0, Max: 64 << 20,
-		Help: "largest payload sent eagerly over TCP (the PML header does not count); at most btl_tcp_max_send_size"},
-	{Name: "btl_tcp_max_send_size", Type: mca.TypeSize, Default: "128k", Min: 1 << 10, Max: 64 << 20,
-		Help: "largest payload of one TCP fragment; larger messages travel in pieces of this size"},
-	{Name: "btl_tcp_timeout", Type: mca.TypeInt, Default: "30", Min: 1, Max: 86400,
-		Help: "seconds after which a silent peer (host down, network partition) is declared lost, and the connect phase at Init gives up"},
-	{Name: "btl_tcp_port_min", Type: mca.TypeInt, Default: "0", Min: 0, Max: 65535,
-		Help: "lowest TCP port to listen on; 0 lets the kernel choose"},
-	{Name: "btl_tcp_port_range", Type: mca.TypeInt, Default: "100", Min: 1, Max: 65535,
-		Help: "number of ports tried from btl_tcp_port_min up (ignored when btl_tcp_port_min is 0)"},
-}
-
-func init() { mca.Register("btl_tcp", Params) }
-
 // Config is the resolved configuration of one tcp module.
 type Config struct {
-	IfInclude   []string      // btl_tcp_if_include
-	IfExclude   []string      // btl_tcp_if_exclude
-	EagerLimit  int           // btl_tcp_eager_limit
-	MaxSendSize int           // btl_tcp_max_send_size
-	Timeout     time.Duration // btl_tcp_timeout
-	PortMin     int           // btl_tcp_port_min
-	PortRange   int           // btl_tcp_port_range
+	IfInclude   []string // btl_tcp_if_include
+	IfExclude   []string // btl_tcp_if_exclude
+	EagerLimit  int      // btl_tcp_eager_limit
+	MaxSendSize int      // btl_tcp_max_send_size
+	TimeoutSec  int      // btl_tcp_timeout, seconds
+	PortMin     int      // btl_tcp_port_min
+	PortRange   int      // btl_tcp_port_range
 
 	// Not MCA parameters.
 	Loopback bool // every rank is on this machine: loopback is allowed (and preferred)
 }
 
+// Timeout is btl_tcp_timeout as a duration.
+func (c *Config) Timeout() time.Duration { return time.Duration(c.TimeoutSec) * time.Second }
+
+// Params declares btl/tcp's parameters, each bound to its Config field, and
+// the rules between them, which gorun checks before any rank starts.
+var Params = mca.Declare("btl_tcp", []mca.Field[Config]{
+	mca.List("btl_tcp_if_include", "", func(c *Config) *[]string { return &c.IfInclude },
+		"interfaces (names or CIDR subnets, comma-separated) to listen and connect on; exclusive with btl_tcp_if_exclude"),
+	mca.List("btl_tcp_if_exclude", "", func(c *Config) *[]string { return &c.IfExclude },
+		"interfaces (names or CIDR subnets, comma-separated) never to use; loopback is excluded unless named in btl_tcp_if_include or every rank is on one machine"),
+	mca.Size("btl_tcp_eager_limit", "64k", 0, 64<<20, func(c *Config) *int { return &c.EagerLimit },
+		"largest payload sent eagerly over TCP (the PML header does not count); at most btl_tcp_max_send_size"),
+	mca.Size("btl_tcp_max_send_size", "128k", 1<<10, 64<<20, func(c *Config) *int { return &c.MaxSendSize },
+		"largest payload of one TCP fragment; larger messages travel in pieces of this size"),
+	mca.Int("btl_tcp_timeout", "30", 1, 86400, func(c *Config) *int { return &c.TimeoutSec },
+		"seconds after which a silent peer (host down, network partition) is declared lost; also bounds the connect phase at Init"),
+	mca.Int("btl_tcp_port_min", "0", 0, 65535, func(c *Config) *int { return &c.PortMin },
+		"lowest TCP port to listen on; 0 lets the kernel choose"),
+	mca.Int("btl_tcp_port_range", "100", 1, 65535, func(c *Config) *int { return &c.PortRange },
+		"number of ports tried from btl_tcp_port_min up (unused when btl_tcp_port_min is 0)"),
+},
+	mca.Rule[Config]{Names: []string{"btl_tcp_eager_limit", "btl_tcp_max_send_size"}, Check: func(c *Config) string {
+		if c.EagerLimit > c.MaxSendSize {
+			return "an eager message is one fragment, so the eager limit must not exceed the max send size"
+		}
+		return ""
+	}},
+	mca.Rule[Config]{Names: []string{"btl_tcp_port_min", "btl_tcp_port_range"}, Check: func(c *Config) string {
+		if c.PortMin > 0 && c.PortMin+c.PortRange-1 > 65535 {
+			return "the port range must end at or below port 65535"
+		}
+		return ""
+	}},
+	mca.Rule[Config]{Names: []string{"btl_tcp_if_include", "btl_tcp_if_exclude"}, Check: func(c *Config) string {
+		if len(c.IfInclude) > 0 && len(c.IfExclude) > 0 {
+			return "only one of the include and exclude lists may be set"
+		}
+		return ""
+	}},
+	mca.Rule[Config]{Names: []string{"btl_tcp_if_include"}, Check: func(c *Config) string {
+		if _, err := parseIfSpecs("btl_tcp_if_include", c.IfInclude); err != nil {
+			return "each item must be an interface name or a CIDR subnet"
+		}
+		return ""
+	}},
+	mca.Rule[Config]{Names: []string{"btl_tcp_if_exclude"}, Check: func(c *Config) string {
+		if _, err := parseIfSpecs("btl_tcp_if_exclude", c.IfExclude); err != nil {
+			return "each item must be an interface name or a CIDR subnet"
+		}
+		return ""
+	}},
+)
+
 // DefaultConfig is the configuration the parameter defaults give.
-func DefaultConfig() Config {
-	return Config{EagerLimit: 64 << 10, MaxSendSize: 128 << 10, Timeout: 30 * time.Second, PortRange: 100}
-}
+func DefaultConfig() Config { return Params.Defaults() }
 
 // ConfigFrom reads the btl_tcp_* parameters from p and validates them together.
-func ConfigFrom(p *mca.Set) (Config, error) {
-	c := Config{
-		IfInclude:   p.List("btl_tcp_if_include"),
-		IfExclude:   p.List("btl_tcp_if_exclude"),
-		EagerLimit:  int(p.Size("btl_tcp_eager_limit")),
-		MaxSendSize: int(p.Size("btl_tcp_max_send_size")),
-		Timeout:     time.Duration(p.Int("btl_tcp_timeout")) * time.Second,
-		PortMin:     int(p.Int("btl_tcp_port_min")),
-		PortRange:   int(p.Int("btl_tcp_port_range")),
-	}
-	return c, c.Validate()
-}
+func ConfigFrom(p *mca.Set) (Config, error) { return Params.Config(p) }
 
-// Validate checks the rules that tie parameters together.
-func (c *Config) Validate() error {
-	bad := func(format string, a ...any) error { return fmt.Errorf("btl/tcp: "+format, a...) }
-	switch {
-	case c.MaxSendSize < 1 || c.MaxSendSize > 64<<20:
-		return bad("btl_tcp_max_send_size=%d; allowed 1..%d", c.MaxSendSize, 64<<20)
-	case c.EagerLimit < 0 || c.EagerLimit > c.MaxSendSize:
-		return bad("btl_tcp_eager_limit=%d with btl_tcp_max_send_size=%d; allowed 0..btl_tcp_max_send_size", c.EagerLimit, c.MaxSendSize)
-	case c.Timeout <= 0:
-		return bad("btl_tcp_timeout=%v; allowed at least 1 s", c.Timeout)
-	case c.PortMin < 0 || c.PortMin > 65535:
-		return bad("btl_tcp_port_min=%d; allowed 0..65535", c.PortMin)
-	case c.PortRange < 1 || (c.PortMin > 0 && c.PortMin+c.PortRange-1 > 65535):
-		return bad("btl_tcp_port_min=%d with btl_tcp_port_range=%d goes past port 65535", c.PortMin, c.PortRange)
-	case len(c.IfInclude) > 0 && len(c.IfExclude) > 0:
-		return bad("btl_tcp_if_include=%v and btl_tcp_if_exclude=%v are both set; allowed: one of them", c.IfInclude, c.IfExclude)
-	}
-	if _, err := parseIfSpecs("btl_tcp_if_include", c.IfInclude); err != nil {
-		return err
-	}
-	if _, err := parseIfSpecs("btl_tcp_if_exclude", c.IfExclude); err != nil {
-		return err
-	}
-	return nil
-}
+// Validate checks c against every parameter's range and the rules.
+func (c *Config) Validate() error { return Params.Validate(c) }

@@ -220,14 +220,86 @@ func (m *Module) Sleep(d time.Duration) {
 	}
 }
 
-// Wake ends a Sleep of this module, now or the next one.
+// Wake ends a Sleep of this module, now or the next one. It never
+// blocks for long and does nothing after Close.
 func (m *Module) Wake() {
-	if m.closed.Load() {
-		return
-	}
 	m.wakePend.Store(true)
 	if m.sleeping.Load() {
+		m.kick()
+	}
+}
+
+// kick makes evfd readable, ending an epoll_wait on the module's set.
+func (m *Module) kick() {
+	m.fdMu.RLock()
+	if !m.closed.Load() && m.evfd >= 0 {
 		one := [8]byte{1}
 		unix.Write(m.evfd, one[:])
 	}
+	m.fdMu.RUnlock()
+}
+
+// Watch arms (wake != nil) or disarms (nil) the watcher: a goroutine that
+// waits in epoll_wait on the module's sockets while armed and calls wake
+// once when one has data or fails (or, while sends are queued, after a
+// millisecond), then waits to be armed again. See btl.Watcher.
+func (m *Module) Watch(wake func()) {
+	if wake == nil {
+		m.watchFn.Store(nil)
+		return
+	}
+	m.watchFn.Store(&wake)
+	select {
+	case m.watchArm <- struct{}{}:
+	default:
+	}
+}
+
+func (m *Module) watchLoop() {
+	defer m.wg.Done()
+	var ev [8]unix.EpollEvent
+	for {
+		select {
+		case <-m.watchArm:
+		case <-m.watchEnd:
+			return
+		}
+		for {
+			ms := 100 // re-check the arming now and then
+			if m.pendPeers.Load() > 0 {
+				ms = 1
+			}
+			m.fdMu.RLock()
+			if m.closed.Load() {
+				m.fdMu.RUnlock()
+				return
+			}
+			epfd := m.epfd
+			m.fdMu.RUnlock()
+			// epfd stays open until Close has waited for this goroutine.
+			n, _ := unix.EpollWait(epfd, ev[:], ms)
+			if m.closed.Load() {
+				return
+			}
+			fn := m.watchFn.Load()
+			if fn == nil {
+				break // disarmed: wait for the next arming
+			}
+			if n > 0 || m.pendPeers.Load() > 0 || m.lostUnrep.Load() {
+				if m.watchFn.CompareAndSwap(fn, nil) {
+					(*fn)()
+				}
+				break
+			}
+		}
+	}
+}
+
+// Queued reports whether a send to peer is still held in its queue.
+func (m *Module) Queued(peer int) bool {
+	if peer < 0 || peer >= len(m.peers) {
+		return false
+	}
+	p := &m.peers[peer]
+	return p.npend.Load() > 0 && !p.lost.Load()
 }

@@ -18,7 +18,7 @@ import (
 func testConfig() Config {
 	c := DefaultConfig()
 	c.Loopback = true
-	c.Timeout = 10 * time.Second
+	c.TimeoutSec = 10
 	return c
 }
 
