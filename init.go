@@ -3,6 +3,7 @@ package gorun
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/gorun-mpi/gorun/btl/sm"
 	"github.com/gorun-mpi/gorun/jobenv"
 	"github.com/gorun-mpi/gorun/mca"
+	"github.com/gorun-mpi/gorun/pmi"
 	"github.com/gorun-mpi/gorun/pml"
 	"github.com/gorun-mpi/gorun/rndv"
 )
@@ -27,7 +29,7 @@ type runtimeConfig struct {
 // runtimeParams declares runtimeConfig's parameters. A new BTL adds its
 // name to the btl selector's known components.
 var runtimeParams = mca.Declare("gorun", []mca.Field[runtimeConfig]{
-	mca.Selector("btl", "self,sm", []string{"self", "sm"}, func(c *runtimeConfig) *mca.Selection { return &c.BTL },
+	mca.Selector("btl", "self,sm,tcp", []string{"self", "sm", "tcp"}, func(c *runtimeConfig) *mca.Selection { return &c.BTL },
 		`BTL components to use: "a,b" uses exactly these, "^a" all but these`),
 	mca.Int("rndv_base_timeout", "60", 1, 86400, func(c *runtimeConfig) *int { return &c.WireTimeout },
 		"seconds a rank waits for the other ranks' business cards and the shared segment at Init"),
@@ -40,6 +42,7 @@ var state struct {
 	sync.Mutex
 	world     *Comm
 	pml       *pml.PML
+	pmi       *pmi.Client // a PMI job's server connection, finalized at Finalize
 	finalized bool
 }
 
@@ -55,11 +58,11 @@ func Init() (*Comm, error) {
 	if state.world != nil {
 		return state.world, nil
 	}
-	p, err := bootstrap()
+	p, pc, err := bootstrap()
 	if err != nil {
 		return nil, fatalCheck(err)
 	}
-	state.pml = p
+	state.pml, state.pmi = p, pc
 	state.world = &Comm{c: p.World()}
 	return state.world, nil
 }
@@ -77,7 +80,13 @@ func Finalize() error {
 	if state.pml == nil {
 		return nil
 	}
-	return fatalCheck(state.pml.Finalize(state.world.c))
+	err := state.pml.Finalize(state.world.c)
+	if state.pmi != nil {
+		if perr := state.pmi.Finalize(); err == nil {
+			err = perr
+		}
+	}
+	return fatalCheck(err)
 }
 
 // Abort ends every rank of the job; gorun exits with code when
@@ -89,24 +98,32 @@ func (c *Comm) Abort(code int) { jobenv.Abort(code) }
 // job's environment and parameters, the wire-up (business cards), the
 // BTLs, the PML. Each step is a method of wiring; a failing step leaves
 // nothing open.
-func bootstrap() (*pml.PML, error) {
+func bootstrap() (*pml.PML, *pmi.Client, error) {
 	w, err := readJob()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	fail := func(err error) (*pml.PML, *pmi.Client, error) {
+		w.closeBTLs()
+		if w.tcp != nil {
+			w.tcp.Close()
+		}
+		if w.pmi != nil {
+			w.pmi.Close()
+		}
+		return nil, nil, err
 	}
 	if err := w.wireUp(); err != nil {
-		return nil, err
+		return fail(err)
 	}
 	if err := w.openBTLs(); err != nil {
-		w.closeBTLs()
-		return nil, err
+		return fail(err)
 	}
 	p, err := w.startPML()
 	if err != nil {
-		w.closeBTLs()
-		return nil, err
+		return fail(err)
 	}
-	return p, nil
+	return p, w.pmi, nil
 }
 
 // wiring is what bootstrap has learnt so far about this rank's job.
@@ -117,6 +134,7 @@ type wiring struct {
 	rt     runtimeConfig
 	cards  []rndv.Card  // every rank's business card, by rank; nil for a singleton
 	mods   []btl.Module // the BTLs opened so far
+	netWiring
 }
 
 // readJob is the first step: the job's environment and the parameters.
@@ -126,6 +144,10 @@ func readJob() (*wiring, error) {
 		return nil, err
 	}
 	job, inJob, err := jobenv.Read()
+	if err != nil {
+		return nil, err
+	}
+	pe, viaPMI, err := lookupPMI()
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +161,21 @@ func readJob() (*wiring, error) {
 		return nil, err
 	}
 	errorsFatal.Store(rt.ErrorsFatal)
-	return &wiring{job: job, inJob: inJob, params: params, rt: rt}, nil
+	w := &wiring{job: job, inJob: inJob, params: params, rt: rt}
+	if viaPMI {
+		// Rank, size and job id come from the PMI server (srun --mpi=pmi2,
+		// mpiexec.hydra, gorun across hosts), which also carries the cards.
+		if inJob {
+			if err := jobenv.Watch(); err != nil {
+				return nil, err
+			}
+		}
+		if w.pmi, w.job, err = readPMIJob(pe, time.Duration(rt.WireTimeout)*time.Second); err != nil {
+			return nil, err
+		}
+		w.inJob = true
+	}
+	return w, nil
 }
 
 // wireUp exchanges business cards with the other ranks through the session
@@ -149,16 +185,31 @@ func (w *wiring) wireUp() error {
 	if !w.inJob {
 		return nil
 	}
+	if w.pmi != nil {
+		return w.wireUpPMI()
+	}
 	if err := jobenv.Watch(); err != nil {
 		return err
 	}
+	if err := w.listenTCP(); err != nil {
+		return err
+	}
+	if err := w.writeGorunSecret(); err != nil {
+		return err
+	}
 	card := rndv.Card{Version: rndv.CardVersion, Rank: w.job.Rank, LocalRank: w.job.LocalRank, Pid: os.Getpid(), Caps: []string{"sm"}}
+	if w.tcp != nil {
+		card.Addr = w.tcp.Addr()
+	}
 	if err := rndv.PublishCard(w.job.SessionDir, card); err != nil {
 		return err
 	}
 	cards, err := rndv.WaitCards(w.job.SessionDir, w.job.Size, time.Duration(w.rt.WireTimeout)*time.Second)
 	w.cards = cards
-	return err
+	if err != nil {
+		return err
+	}
+	return w.readGorunSecret()
 }
 
 // btlOpeners are the BTL components, in the order they are opened when the
@@ -171,6 +222,7 @@ var btlOpeners = []struct {
 }{
 	{"self", func(w *wiring) (btl.Module, error) { return self.New(w.job.Rank, w.params) }},
 	{"sm", openSM},
+	{"tcp", openTCP},
 }
 
 // openBTLs opens every selected BTL; on an error, closeBTLs closes those
@@ -201,8 +253,11 @@ func (w *wiring) closeBTLs() {
 // openSM joins the job's shared segment; a singleton or a job of one rank
 // has no peer to share it with.
 func openSM(w *wiring) (btl.Module, error) {
-	if !w.inJob || w.job.Size < 2 {
+	if !w.inJob || w.job.Size < 2 || !w.smLocal() {
 		return nil, nil
+	}
+	if w.pmi != nil {
+		return openSMPMI(w)
 	}
 	pids := make([]int, w.job.Size)
 	for i, c := range w.cards {
@@ -211,6 +266,23 @@ func openSM(w *wiring) (btl.Module, error) {
 	job := sm.Job{Rank: w.job.Rank, Size: w.job.Size, LocalRank: w.job.LocalRank,
 		SessionDir: w.job.SessionDir, JobID: w.job.JobID, Pids: pids}
 	return sm.New(job, w.params, mca.Logger(w.params, "btl"))
+}
+
+// openSMPMI is openSM for a PMI job whose ranks are all on this machine:
+// the same segment, rendezvous in a node-local session directory keyed by
+// the PMI job id, which rank 0 removes once every rank has attached.
+func openSMPMI(w *wiring) (btl.Module, error) {
+	dir := pmiSessionDir(w.job.JobID)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("gorun: creating the node-local session directory: %w", err)
+	}
+	job := sm.Job{Rank: w.job.Rank, Size: w.job.Size, LocalRank: w.job.Rank,
+		SessionDir: dir, JobID: "pmi-" + filepath.Base(dir), Pids: w.pids}
+	m, err := sm.New(job, w.params, mca.Logger(w.params, "btl"))
+	if w.job.Rank == 0 || err != nil {
+		os.RemoveAll(dir)
+	}
+	return m, err
 }
 
 // startPML starts the PML over the open BTLs.

@@ -34,8 +34,11 @@ type Job struct {
 	// Reach marks, by world rank, the peers this module carries; nil means
 	// every other rank. It must be symmetric across the job (rank a reaches
 	// b iff b reaches a): Connect waits for exactly these connections.
-	Reach  []bool
-	Secret []byte // the job's secret, at least MinSecret bytes
+	Reach []bool
+	// Secret is the job's secret, at least MinSecret bytes; nil when it is
+	// not known yet at Listen: SetSecret must then give it before Connect
+	// (incoming handshakes wait for it).
+	Secret []byte
 }
 
 // Module is one rank's tcp transport.
@@ -43,7 +46,8 @@ type Module struct {
 	rank, size int
 	cfg        Config
 	log        hclog.Logger
-	secret     []byte
+	secret     []byte        // set once; read after secretSet is closed
+	secretSet  chan struct{} // closed by SetSecret
 	attrs      btl.Attributes
 	ln         *net.TCPListener
 	addr       string
@@ -123,7 +127,7 @@ func Listen(job Job, cfg Config, log hclog.Logger) (*Module, error) {
 	if job.Size < 1 || job.Rank < 0 || job.Rank >= job.Size {
 		return nil, fmt.Errorf("btl/tcp: rank %d of %d; want 0 ≤ rank < size", job.Rank, job.Size)
 	}
-	if len(job.Secret) < MinSecret {
+	if job.Secret != nil && len(job.Secret) < MinSecret {
 		return nil, fmt.Errorf("btl/tcp: a job secret of %d bytes; want at least %d", len(job.Secret), MinSecret)
 	}
 	if job.Reach != nil && len(job.Reach) != job.Size {
@@ -141,7 +145,7 @@ func Listen(job Job, cfg Config, log hclog.Logger) (*Module, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Module{rank: job.Rank, size: job.Size, cfg: cfg, log: log, secret: append([]byte(nil), job.Secret...),
+	m := &Module{rank: job.Rank, size: job.Size, cfg: cfg, log: log, secretSet: make(chan struct{}),
 		ln: ln, addr: ln.Addr().String(), epfd: -1, evfd: -1,
 		handshakes: map[net.Conn]struct{}{}, accepted: make(chan acceptRes, job.Size)}
 	m.attrs = btl.Attributes{EagerLimit: cfg.EagerLimit, MaxSendSize: cfg.MaxSendSize,
@@ -173,6 +177,9 @@ func Listen(job Job, cfg Config, log hclog.Logger) (*Module, error) {
 		m.closeFDs()
 		return nil, fmt.Errorf("btl/tcp: epoll_ctl: %w", err)
 	}
+	if job.Secret != nil {
+		m.SetSecret(job.Secret)
+	}
 	m.events = make([]unix.EpollEvent, 64)
 	m.watchArm, m.watchEnd = make(chan struct{}, 1), make(chan struct{})
 	m.wg.Add(2)
@@ -199,6 +206,22 @@ func listenRange(ip net.IP, cfg Config) (*net.TCPListener, error) {
 		last = err
 	}
 	return nil, fmt.Errorf("btl/tcp: no free port on %v in btl_tcp_port_min=%d .. +btl_tcp_port_range=%d: %w", ip, cfg.PortMin, cfg.PortRange, last)
+}
+
+// SetSecret gives the job's secret when Listen did not have it. Call it
+// once, before Connect.
+func (m *Module) SetSecret(secret []byte) error {
+	if len(secret) < MinSecret {
+		return fmt.Errorf("btl/tcp: a job secret of %d bytes; want at least %d", len(secret), MinSecret)
+	}
+	select {
+	case <-m.secretSet:
+		return errors.New("btl/tcp: the job secret is already set")
+	default:
+	}
+	m.secret = append([]byte(nil), secret...)
+	close(m.secretSet)
+	return nil
 }
 
 // Addr is the address other ranks connect to ("ip:port").
@@ -262,7 +285,16 @@ func (m *Module) handleIncoming(c net.Conn) {
 		delete(m.want, rank)
 		return nil
 	}
-	rank, err := acceptHandshake(c, m.secret, m.rank, m.size, m.cfg.Timeout(), admit)
+	var rank int
+	var err error
+	select {
+	case <-m.secretSet:
+		rank, err = acceptHandshake(c, m.secret, m.rank, m.size, m.cfg.Timeout(), admit)
+	case <-time.After(m.cfg.Timeout()):
+		err = fmt.Errorf("%w: the job secret was not known within btl_tcp_timeout", errAuth)
+	case <-m.watchEnd: // closed
+		err = errClosed
+	}
 	m.acMu.Lock()
 	delete(m.handshakes, c)
 	if err == nil {
@@ -282,6 +314,11 @@ func (m *Module) handleIncoming(c net.Conn) {
 // the handshake, within the configured timeout. addrs is indexed by world
 // rank; entries of unreached ranks are ignored.
 func (m *Module) Connect(addrs []string) error {
+	select {
+	case <-m.secretSet:
+	default:
+		return errors.New("btl/tcp: Connect before SetSecret")
+	}
 	if len(addrs) != m.size {
 		return fmt.Errorf("btl/tcp: %d addresses for %d ranks", len(addrs), m.size)
 	}

@@ -196,3 +196,28 @@ func TestConfigValidate(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// TestWatch: an armed module calls wake when a fragment arrives, once per
+// arming; disarmed, it does not.
+func TestWatch(t *testing.T) {
+	mods := mesh(t, 2, testConfig(), NewSecret())
+	woke := make(chan struct{}, 4)
+	mods[1].Watch(func() { woke <- struct{}{} })
+	if _, err := mods[0].Send(1, btl.TagPMLCtl, []byte("x"), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-woke:
+	case <-time.After(btltest.Timeout):
+		t.Fatal("the armed watcher did not call wake")
+	}
+	mods[1].Watch(nil)
+	var got int
+	mods[1].Register(btl.TagPMLCtl, func(int, []byte) { got++ })
+	for got == 0 {
+		mods[1].Progress()
+	}
+	if !mods[0].Queued(1) && mods[0].Queued(-1) {
+		t.Error("Queued(-1) is true")
+	}
+}

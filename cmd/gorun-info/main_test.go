@@ -33,8 +33,8 @@ func TestTableListsParameters(t *testing.T) {
 			btl = l
 		}
 	}
-	if f := strings.Fields(btl); len(f) < 5 || f[1] != "self,sm" || f[2] != "default" || f[3] != "self,sm" {
-		t.Errorf("btl line = %q; want btl self,sm default self,sm HELP", btl)
+	if f := strings.Fields(btl); len(f) < 5 || f[1] != "self,sm,tcp" || f[2] != "default" || f[3] != "self,sm,tcp" {
+		t.Errorf("btl line = %q; want btl self,sm,tcp default self,sm,tcp HELP", btl)
 	}
 	if !strings.Contains(out, "pml_base_verbose") {
 		t.Errorf("output lacks pml_base_verbose:\n%s", out)
@@ -73,7 +73,7 @@ func TestErrorsExit2(t *testing.T) {
 		want string
 	}{
 		{[]string{"--param", "btl_base_verbos"}, `gorun-info: unknown parameter "btl_base_verbos"; did you mean "btl_base_verbose"?`},
-		{[]string{"--mca", "btl", "tcp"}, `btl="tcp" (from flag): unknown component "tcp"`},
+		{[]string{"--mca", "btl", "openib"}, `btl="openib" (from flag): unknown component "openib"`},
 		{[]string{"--mca", "btl"}, "--mca needs NAME and VALUE"},
 		{[]string{"--bogus"}, "unknown flag: --bogus"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
@@ -111,7 +111,7 @@ func TestJSON(t *testing.T) {
 		}
 		if p["name"] == "btl" {
 			found = true
-			if p["type"] != "selector" || p["value"] != "^tcp" || p["source"] != "flag" || p["default"] != "self,sm" {
+			if p["type"] != "selector" || p["value"] != "^tcp" || p["source"] != "flag" || p["default"] != "self,sm,tcp" {
 				t.Errorf("btl = %v", p)
 			}
 		}
