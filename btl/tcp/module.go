@@ -303,10 +303,10 @@ func (m *Module) handleIncoming(c net.Conn) {
 		return
 	}
 	m.acMu.Unlock()
-	c.Close()
 	if !m.closed.Load() {
 		m.log.Warn("btl/tcp: dropped a connection that did not authenticate", "rank", m.rank, "from", c.RemoteAddr().String(), "error", err)
 	}
+	c.Close()
 }
 
 // Connect builds the mesh: it connects to every reached rank below this
