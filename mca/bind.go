@@ -43,7 +43,7 @@ func Int[C any, T integer](name, def string, min, max int64, field func(*C) *T, 
 // min..max (max 0: no upper bound), filling *field(c) with bytes.
 func Size[C any, T integer](name, def string, min, max int64, field func(*C) *T, help string) Field[C] {
 	p := Param{Name: name, Type: TypeSize, Default: def, Min: min, Max: max, Help: help}
-	return numField(p, field, FormatSize)
+	return numField(p, field, formatSize)
 }
 
 // Bool declares a TypeBool parameter filling *field(c).

@@ -6,9 +6,9 @@ import (
 	"testing"
 )
 
-// FuzzParseSize: ParseSize never panics; whatever it accepts is a
-// non-negative size that FormatSize writes back exactly; and every
-// non-negative int64 survives FormatSize then ParseSize.
+// FuzzParseSize: parseSize never panics; whatever it accepts is a
+// non-negative size that formatSize writes back exactly; and every
+// non-negative int64 survives formatSize then parseSize.
 func FuzzParseSize(f *testing.F) {
 	seeds := []string{
 		"0", "4096", "64k", "64K", "1m", "1G", "007",
@@ -21,20 +21,20 @@ func FuzzParseSize(f *testing.F) {
 		f.Add(s, uint64(i)<<(i*3%64))
 	}
 	f.Fuzz(func(t *testing.T, s string, u uint64) {
-		n, err := ParseSize(s)
+		n, err := parseSize(s)
 		if err == nil {
 			if n < 0 {
-				t.Fatalf("ParseSize(%q) = %d; negative", s, n)
+				t.Fatalf("parseSize(%q) = %d; negative", s, n)
 			}
-			if back, err := ParseSize(FormatSize(n)); err != nil || back != n {
-				t.Fatalf("ParseSize(FormatSize(%d)) = %d, %v (from %q)", n, back, err, s)
+			if back, err := parseSize(formatSize(n)); err != nil || back != n {
+				t.Fatalf("parseSize(formatSize(%d)) = %d, %v (from %q)", n, back, err, s)
 			}
 		} else if !errors.Is(err, ErrSyntax) && !errors.Is(err, ErrRange) {
-			t.Fatalf("ParseSize(%q) error %v wraps neither ErrSyntax nor ErrRange", s, err)
+			t.Fatalf("parseSize(%q) error %v wraps neither ErrSyntax nor ErrRange", s, err)
 		}
 		m := int64(u >> 1)
-		if back, err := ParseSize(FormatSize(m)); err != nil || back != m {
-			t.Fatalf("ParseSize(FormatSize(%d)) = %d, %v", m, back, err)
+		if back, err := parseSize(formatSize(m)); err != nil || back != m {
+			t.Fatalf("parseSize(formatSize(%d)) = %d, %v", m, back, err)
 		}
 	})
 }

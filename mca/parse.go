@@ -39,13 +39,13 @@ const (
 	gib = 1 << 30
 )
 
-// ParseSize reads a size in bytes: decimal digits, optionally followed by
+// parseSize reads a size in bytes: decimal digits, optionally followed by
 // exactly one suffix k, m or g (either case; powers of 1024, so "64k" =
 // "64K" = 65536). It is strict on purpose: no sign, no spaces, no fraction,
 // no "b"/"B" after the suffix, no second suffix ("", "-1", " 4k", "1.5k",
 // "4kb", "4kk" and "64q" are all errors, wrapping ErrSyntax). A value that
 // does not fit in an int64 wraps ErrRange.
-func ParseSize(s string) (int64, error) {
+func parseSize(s string) (int64, error) {
 	digits, mult := s, int64(1)
 	if n := len(s); n > 0 {
 		switch s[n-1] {
@@ -72,11 +72,11 @@ func ParseSize(s string) (int64, error) {
 	return n * mult, nil
 }
 
-// FormatSize writes n in the shortest exact form ParseSize reads back: with
+// formatSize writes n in the shortest exact form parseSize reads back: with
 // the largest suffix that divides it ("64k", "1g"), else in plain bytes.
-// ParseSize(FormatSize(n)) == n for every n >= 0. A negative n (never a
+// parseSize(formatSize(n)) == n for every n >= 0. A negative n (never a
 // valid size) is written in decimal.
-func FormatSize(n int64) string {
+func formatSize(n int64) string {
 	switch {
 	case n <= 0:
 		return strconv.FormatInt(n, 10)
@@ -90,9 +90,9 @@ func FormatSize(n int64) string {
 	return strconv.FormatInt(n, 10)
 }
 
-// ParseBool reads true/false/1/0/yes/no/on/off, in any case. Anything else
+// parseBool reads true/false/1/0/yes/no/on/off, in any case. Anything else
 // wraps ErrSyntax.
-func ParseBool(s string) (bool, error) {
+func parseBool(s string) (bool, error) {
 	switch strings.ToLower(s) {
 	case "true", "1", "yes", "on":
 		return true, nil
@@ -130,7 +130,7 @@ func parseValue(p *Param, raw string) (value, []string, error) {
 		}
 		v.num = n
 	case TypeSize:
-		n, err := ParseSize(raw)
+		n, err := parseSize(raw)
 		if err != nil {
 			return v, nil, err
 		}
@@ -139,7 +139,7 @@ func parseValue(p *Param, raw string) (value, []string, error) {
 		}
 		v.num = n
 	case TypeBool:
-		b, err := ParseBool(raw)
+		b, err := parseBool(raw)
 		if err != nil {
 			return v, nil, err
 		}
@@ -239,7 +239,7 @@ func allowedText(p *Param) string {
 		}
 		return "an integer, " + rangeText(p, func(n int64) string { return strconv.FormatInt(n, 10) })
 	case TypeSize:
-		return "bytes or a k/m/g suffix (e.g. 4096, 64k, 1m), " + rangeText(p, FormatSize)
+		return "bytes or a k/m/g suffix (e.g. 4096, 64k, 1m), " + rangeText(p, formatSize)
 	case TypeBool:
 		return "true, false, 1, 0, yes, no, on, off (any case)"
 	case TypeString:

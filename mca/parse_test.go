@@ -46,12 +46,12 @@ func TestParseSize(t *testing.T) {
 		{"4t", 0, ErrSyntax},
 	}
 	for _, tt := range tests {
-		got, err := ParseSize(tt.in)
+		got, err := parseSize(tt.in)
 		if tt.err == nil && (err != nil || got != tt.want) {
-			t.Errorf("ParseSize(%q) = %d, %v; want %d, nil", tt.in, got, err, tt.want)
+			t.Errorf("parseSize(%q) = %d, %v; want %d, nil", tt.in, got, err, tt.want)
 		}
 		if tt.err != nil && !errors.Is(err, tt.err) {
-			t.Errorf("ParseSize(%q) = %d, %v; want error %v", tt.in, got, err, tt.err)
+			t.Errorf("parseSize(%q) = %d, %v; want error %v", tt.in, got, err, tt.err)
 		}
 	}
 }
@@ -66,12 +66,12 @@ func TestFormatSize(t *testing.T) {
 		{-5, "-5"},
 	}
 	for _, tt := range tests {
-		if got := FormatSize(tt.in); got != tt.want {
-			t.Errorf("FormatSize(%d) = %q; want %q", tt.in, got, tt.want)
+		if got := formatSize(tt.in); got != tt.want {
+			t.Errorf("formatSize(%d) = %q; want %q", tt.in, got, tt.want)
 		}
 		if tt.in >= 0 {
-			if back, err := ParseSize(tt.want); err != nil || back != tt.in {
-				t.Errorf("ParseSize(FormatSize(%d)) = %d, %v", tt.in, back, err)
+			if back, err := parseSize(tt.want); err != nil || back != tt.in {
+				t.Errorf("parseSize(formatSize(%d)) = %d, %v", tt.in, back, err)
 			}
 		}
 	}
@@ -79,18 +79,18 @@ func TestFormatSize(t *testing.T) {
 
 func TestParseBool(t *testing.T) {
 	for _, in := range []string{"true", "TRUE", "True", "1", "yes", "YES", "on", "On"} {
-		if b, err := ParseBool(in); err != nil || !b {
-			t.Errorf("ParseBool(%q) = %v, %v; want true, nil", in, b, err)
+		if b, err := parseBool(in); err != nil || !b {
+			t.Errorf("parseBool(%q) = %v, %v; want true, nil", in, b, err)
 		}
 	}
 	for _, in := range []string{"false", "FALSE", "0", "no", "No", "off", "OFF"} {
-		if b, err := ParseBool(in); err != nil || b {
-			t.Errorf("ParseBool(%q) = %v, %v; want false, nil", in, b, err)
+		if b, err := parseBool(in); err != nil || b {
+			t.Errorf("parseBool(%q) = %v, %v; want false, nil", in, b, err)
 		}
 	}
 	for _, in := range []string{"", "2", "y", "n", "t", " true", "true ", "enable", "-1"} {
-		if _, err := ParseBool(in); !errors.Is(err, ErrSyntax) {
-			t.Errorf("ParseBool(%q) error = %v; want ErrSyntax", in, err)
+		if _, err := parseBool(in); !errors.Is(err, ErrSyntax) {
+			t.Errorf("parseBool(%q) error = %v; want ErrSyntax", in, err)
 		}
 	}
 }

@@ -125,42 +125,27 @@ func sizes(at btl.Attributes) []int {
 	return out
 }
 
+// planned is one message of testOrderAndSizes.
+type planned struct {
+	tag            btl.Tag
+	hdrLen, payLen int
+}
+
+// testOrderAndSizes sends every size of interest with every header length
+// under every PML tag, and checks that each arrives once, intact, in send
+// order, and that SendDone is called exactly for the sends that kept the
+// payload.
 func testOrderAndSizes(t *testing.T, newPair NewPair) {
 	a, b, ar, br := newPair(t)
-	type sent struct {
-		tag            btl.Tag
-		hdrLen, payLen int
-	}
-	var plan []sent
+	var plan []planned
 	for _, n := range sizes(a.Attributes()) {
 		for _, h := range []int{0, 8, 16, btl.MaxHeader} {
 			for tag := btl.TagPMLMatch; tag < btl.NumTags; tag++ {
-				plan = append(plan, sent{tag, h, n})
+				plan = append(plan, planned{tag, h, n})
 			}
 		}
 	}
-	var got []uint64
-	var failed atomic.Value
-	for tag := btl.Tag(0); tag < btl.NumTags; tag++ {
-		b.Register(tag, func(src int, data []byte) {
-			if src != ar {
-				failed.Store(fmt.Sprintf("src %d, want %d", src, ar))
-			}
-			i := len(got)
-			if i >= len(plan) {
-				failed.Store("more messages than sent")
-				return
-			}
-			if plan[i].tag != tag {
-				failed.Store(fmt.Sprintf("message %d under tag %d, sent under %d", i, tag, plan[i].tag))
-			}
-			seq, err := checkMsg(data, plan[i].hdrLen, plan[i].payLen)
-			if err != nil {
-				failed.Store(fmt.Sprintf("message %d (%+v): %v", i, plan[i], err))
-			}
-			got = append(got, seq)
-		})
-	}
+	got, failed := receivePlan(b, ar, plan)
 	comps := make([]completion, len(plan))
 	copiedFlags := make([]bool, len(plan))
 	for i, s := range plan {
@@ -182,19 +167,53 @@ func testOrderAndSizes(t *testing.T, newPair NewPair) {
 			}
 		}
 	}
-	pump(t, a, b, func() bool { return len(got) == len(plan) || failed.Load() != nil })
+	pump(t, a, b, func() bool { return len(*got) == len(plan) || failed.Load() != nil })
 	if f := failed.Load(); f != nil {
 		t.Fatal(f)
 	}
-	for i, seq := range got {
+	for i, seq := range *got {
 		if seq != uint64(i) {
 			t.Fatalf("message %d arrived as number %d: order broken", seq, i)
 		}
 	}
-	// A little more progress to let acks and completions settle.
+	checkCompletions(t, a, b, comps, copiedFlags)
+}
+
+// receivePlan registers b's handlers for every tag: each message from ar
+// must be the next one of plan; its sequence number is appended to got,
+// and the first fault is stored in failed.
+func receivePlan(b btl.Module, ar int, plan []planned) (got *[]uint64, failed *atomic.Value) {
+	got, failed = new([]uint64), new(atomic.Value)
+	for tag := btl.Tag(0); tag < btl.NumTags; tag++ {
+		b.Register(tag, func(src int, data []byte) {
+			if src != ar {
+				failed.Store(fmt.Sprintf("src %d, want %d", src, ar))
+			}
+			i := len(*got)
+			if i >= len(plan) {
+				failed.Store("more messages than sent")
+				return
+			}
+			if plan[i].tag != tag {
+				failed.Store(fmt.Sprintf("message %d under tag %d, sent under %d", i, tag, plan[i].tag))
+			}
+			seq, err := checkMsg(data, plan[i].hdrLen, plan[i].payLen)
+			if err != nil {
+				failed.Store(fmt.Sprintf("message %d (%+v): %v", i, plan[i], err))
+			}
+			*got = append(*got, seq)
+		})
+	}
+	return got, failed
+}
+
+// checkCompletions progresses until every send that kept its payload has
+// completed, then checks that SendDone ran once for each of those and
+// never for the others.
+func checkCompletions(t *testing.T, a, b btl.Module, comps []completion, copied []bool) {
 	pump(t, a, b, func() bool {
 		for i := range comps {
-			if !copiedFlags[i] && comps[i].calls.Load() == 0 {
+			if !copied[i] && comps[i].calls.Load() == 0 {
 				return false
 			}
 		}
@@ -202,11 +221,11 @@ func testOrderAndSizes(t *testing.T, newPair NewPair) {
 	})
 	for i := range comps {
 		want := int32(0)
-		if !copiedFlags[i] {
+		if !copied[i] {
 			want = 1
 		}
 		if c := comps[i].calls.Load(); c != want {
-			t.Errorf("message %d (copied=%v): SendDone called %d times, want %d", i, copiedFlags[i], c, want)
+			t.Errorf("message %d (copied=%v): SendDone called %d times, want %d", i, copied[i], c, want)
 		}
 	}
 }

@@ -39,51 +39,11 @@ var longOpts = []string{"np", "mca", "tag-output", "timeout", "help", "host", "h
 
 // parseArgs turns gorun's arguments into launcher options. help reports a
 // request for the usage text.
-//
-// pflag cannot take an option with two values, nor "-np" (it would read
-// -n with value "p"), so a pre-scan first takes out every --mca NAME VALUE
-// and spells one-dash long options with two dashes; it stops at PROGRAM.
 func parseArgs(args []string) (opts launcher.Options, help bool, err error) {
 	var rest []string
-	i := 0
-scan:
-	for i < len(args) {
-		a := args[i]
-		if strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") {
-			name, _, _ := strings.Cut(a[1:], "=")
-			if contains(longOpts, name) {
-				a = "-" + a
-			}
-		}
-		name, _, hasValue := strings.Cut(a, "=")
-		switch {
-		case a == "--":
-			rest = append(rest, args[i:]...)
-			i = len(args)
-			break scan
-		case name == "--mca":
-			if hasValue || i+2 >= len(args) {
-				return opts, false, errors.New("--mca takes two arguments: --mca NAME VALUE")
-			}
-			opts.MCA = append(opts.MCA, [2]string{args[i+1], args[i+2]})
-			i += 3
-		case (name == "--np" || name == "-n" || name == "--timeout" || name == "--host" || name == "--hostfile") && !hasValue:
-			rest = append(rest, a)
-			if i+1 < len(args) {
-				rest = append(rest, args[i+1])
-			}
-			i += 2
-		case strings.HasPrefix(a, "-") && a != "-":
-			rest = append(rest, a)
-			i++
-		default:
-			break scan // PROGRAM
-		}
+	if opts.MCA, rest, err = prescan(args); err != nil {
+		return opts, false, err
 	}
-	if i < len(args) {
-		rest = append(rest, args[i:]...)
-	}
-
 	fs := pflag.NewFlagSet("gorun", pflag.ContinueOnError)
 	fs.SetInterspersed(false)
 	fs.SetOutput(io.Discard)
@@ -103,29 +63,15 @@ scan:
 	if !fs.Changed("np") {
 		return opts, false, errors.New("-np N is required")
 	}
-	opts.NP, opts.TagOutput = *np, *tag
+	opts.NP, opts.TagOutput, opts.Preload = *np, *tag, *preload
 	if fs.Changed("timeout") {
 		if opts.Timeout, err = parseTimeout(*timeout); err != nil {
 			return opts, false, err
 		}
 	}
-	switch {
-	case fs.Changed("host") && fs.Changed("hostfile"):
-		return opts, false, errors.New("--host and --hostfile: give one of them, not both")
-	case fs.Changed("host"):
-		if opts.Hosts, err = launcher.ParseHosts(*hostList); err != nil {
-			return opts, false, err
-		}
-	case fs.Changed("hostfile"):
-		data, rerr := os.ReadFile(*hostfile)
-		if rerr != nil {
-			return opts, false, fmt.Errorf("--hostfile: %v", rerr)
-		}
-		if opts.Hosts, err = launcher.ParseHostfile(*hostfile, data); err != nil {
-			return opts, false, err
-		}
+	if opts.Hosts, err = parseHostOptions(fs.Changed("host"), *hostList, fs.Changed("hostfile"), *hostfile); err != nil {
+		return opts, false, err
 	}
-	opts.Preload = *preload
 	if fs.NArg() == 0 {
 		return opts, false, errors.New("missing PROGRAM")
 	}
@@ -134,6 +80,68 @@ scan:
 		opts.Args = fs.Args()[1:]
 	}
 	return opts, false, nil
+}
+
+// prescan takes every --mca NAME VALUE out of args, in order, and returns
+// the rest for pflag, with one-dash long options spelled with two dashes;
+// it stops at PROGRAM. pflag cannot take an option with two values, nor
+// "-np" (it would read -n with value "p").
+func prescan(args []string) (mca [][2]string, rest []string, err error) {
+	i := 0
+scan:
+	for i < len(args) {
+		a := args[i]
+		if strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") {
+			name, _, _ := strings.Cut(a[1:], "=")
+			if contains(longOpts, name) {
+				a = "-" + a
+			}
+		}
+		name, _, hasValue := strings.Cut(a, "=")
+		switch {
+		case a == "--":
+			break scan
+		case name == "--mca":
+			if hasValue || i+2 >= len(args) {
+				return nil, nil, errors.New("--mca takes two arguments: --mca NAME VALUE")
+			}
+			mca = append(mca, [2]string{args[i+1], args[i+2]})
+			i += 3
+		case (name == "--np" || name == "-n" || name == "--timeout" || name == "--host" || name == "--hostfile") && !hasValue:
+			rest = append(rest, a)
+			if i+1 < len(args) {
+				rest = append(rest, args[i+1])
+			}
+			i += 2
+		case strings.HasPrefix(a, "-") && a != "-":
+			rest = append(rest, a)
+			i++
+		default:
+			break scan // PROGRAM
+		}
+	}
+	if i < len(args) {
+		rest = append(rest, args[i:]...)
+	}
+	return mca, rest, nil
+}
+
+// parseHostOptions reads --host or --hostfile, whichever was given (nil
+// hosts: neither, everything runs here).
+func parseHostOptions(hasList bool, list string, hasFile bool, file string) ([]launcher.Host, error) {
+	switch {
+	case hasList && hasFile:
+		return nil, errors.New("--host and --hostfile: give one of them, not both")
+	case hasList:
+		return launcher.ParseHosts(list)
+	case hasFile:
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("--hostfile: %v", err)
+		}
+		return launcher.ParseHostfile(file, data)
+	}
+	return nil, nil
 }
 
 // parseTimeout reads a Go duration ("90s", "2m") or bare seconds ("30",
