@@ -83,6 +83,8 @@ var (
 	// ErrInvalidArg: an argument that does not fit the call's rules (for
 	// example a Message received a second time).
 	ErrInvalidArg = errs.ErrInvalidArg
+	// ErrInvalidComm: a nil or freed communicator (and Free of the world).
+	ErrInvalidComm = errs.ErrInvalidComm
 )
 
 // Status describes a received (or probed) message.
@@ -109,12 +111,12 @@ func (c *Comm) Size() int { return c.c.Size() }
 // Dup returns a new communicator over the same ranks with its own matching
 // context. It is collective: every rank of c must call it.
 func (c *Comm) Dup() (*Comm, error) {
+	if c == nil {
+		return nil, errNilComm
+	}
 	d, err := c.c.Dup()
 	if err != nil {
 		return nil, fatalCheck(err)
 	}
 	return &Comm{c: d}, nil
 }
-
-// Barrier returns once every rank of c has called it.
-func (c *Comm) Barrier() error { return fatalCheck(c.c.Barrier()) }

@@ -16,40 +16,128 @@ import (
 // MaxTag is the largest valid send tag.
 const MaxTag = 1<<30 - 1
 
-// collBit marks a communicator's hidden collective context: Barrier and Dup
-// traffic never matches user receives.
+// collBit marks a communicator's hidden collective context: Barrier, Dup,
+// Split and the coll package's traffic never match user receives.
 const collBit = 1 << 31
 
-// Comm is a communicator: a matching context over all ranks of the world.
+// Comm is a communicator: a group of world ranks and a matching context.
+// Ranks given to and returned by its methods are ranks in the group; the
+// matching engine and the BTLs work in world ranks (envelopes carry the
+// sender's world rank), so a communicator translates at its edges.
 type Comm struct {
-	p       *PML
-	ctx     uint32
-	sendSeq []atomic.Uint32 // next sequence number per destination
-	coll    *Comm           // hidden context for Barrier and Dup; nil on itself
-	dups    sync.Mutex      // serializes collectives started on this comm
+	p    *PML
+	ctx  uint32
+	rank int // this process's rank in the group
+	grp  *group
+	// sendSeq: next sequence number per destination world rank.
+	sendSeq []atomic.Uint32
+	coll    *Comm      // hidden context for collectives; nil on itself
+	dups    sync.Mutex // serializes the collectives of this package on c
+	freed   atomic.Bool
+	parent  *Comm // the user-visible Comm of a hidden one
 }
 
-func (p *PML) newComm(ctx uint32) *Comm {
-	c := &Comm{p: p, ctx: ctx, sendSeq: make([]atomic.Uint32, p.cfg.Size)}
-	c.coll = &Comm{p: p, ctx: ctx | collBit, sendSeq: make([]atomic.Uint32, p.cfg.Size)}
+// group maps a communicator's ranks to world ranks and back. A nil *group
+// is the identity (the world and its Dups).
+type group struct {
+	world []int   // comm rank -> world rank
+	local []int32 // world rank -> comm rank, or -1
+}
+
+func newGroup(worldRanks []int, worldSize int) *group {
+	g := &group{world: worldRanks, local: make([]int32, worldSize)}
+	for i := range g.local {
+		g.local[i] = -1
+	}
+	for r, w := range worldRanks {
+		g.local[w] = int32(r)
+	}
+	return g
+}
+
+func (p *PML) newComm(ctx uint32, g *group, rank int) *Comm {
+	c := &Comm{p: p, ctx: ctx, grp: g, rank: rank, sendSeq: make([]atomic.Uint32, p.cfg.Size)}
+	c.coll = &Comm{p: p, ctx: ctx | collBit, grp: g, rank: rank, sendSeq: make([]atomic.Uint32, p.cfg.Size), parent: c}
 	return c
 }
 
 // World returns the world communicator (context 0). Call it once.
-func (p *PML) World() *Comm { return p.newComm(0) }
+func (p *PML) World() *Comm { return p.newComm(0, nil, p.cfg.Rank) }
 
-func (c *Comm) Rank() int { return c.p.cfg.Rank }
-func (c *Comm) Size() int { return c.p.cfg.Size }
+// Rank is this process's rank in c; Size the number of ranks in c.
+func (c *Comm) Rank() int { return c.rank }
+func (c *Comm) Size() int {
+	if c.grp == nil {
+		return c.p.cfg.Size
+	}
+	return len(c.grp.world)
+}
+
+// WorldRank translates a rank of c to its world rank.
+func (c *Comm) WorldRank(r int) int {
+	if c.grp == nil {
+		return r
+	}
+	return c.grp.world[r]
+}
+
+// LocalRank translates a world rank to its rank in c, or -1 if it is not in c.
+func (c *Comm) LocalRank(world int) int {
+	if c.grp == nil {
+		return world
+	}
+	return int(c.grp.local[world])
+}
+
+// worldSrc translates a receive's source (a rank of c or AnySource).
+func (c *Comm) worldSrc(src int) int {
+	if src < 0 {
+		return src
+	}
+	return c.WorldRank(src)
+}
+
+// Context is c's context id (the hidden one has collBit set).
+func (c *Comm) Context() uint32 { return c.ctx }
+
+// Coll returns c's hidden collective communicator: the same group, a
+// context that user receives never match.
+func (c *Comm) Coll() *Comm { return c.coll }
+
+// NodeID returns the machine identity of rank r of c (see Config.NodeID).
+func (c *Comm) NodeID(r int) int {
+	if c.p.cfg.NodeID == nil {
+		return 0
+	}
+	return c.p.cfg.NodeID[c.WorldRank(r)]
+}
+
+// errInvalidComm is returned by every call on a freed communicator.
+var errInvalidComm = fmt.Errorf("gorun: the communicator was freed: %w", errs.ErrInvalidComm)
+
+// usable reports why c cannot be used (after Close or Free), or nil.
+func (c *Comm) usable() error {
+	if c.p.closed.Load() {
+		return errClosed
+	}
+	if c.freed.Load() || c.parent != nil && c.parent.freed.Load() {
+		return errInvalidComm
+	}
+	return nil
+}
+
+// Usable reports why c cannot be used (ErrFinalized, ErrInvalidComm), or nil.
+func (c *Comm) Usable() error { return c.usable() }
 
 // PML returns the engine c belongs to.
 func (c *Comm) PML() *PML { return c.p }
 
 func (c *Comm) checkSend(dest, tag int) error {
-	if c.p.closed.Load() {
-		return errClosed
+	if err := c.usable(); err != nil {
+		return err
 	}
-	if dest < 0 || dest >= c.p.cfg.Size {
-		return fmt.Errorf("gorun: destination rank %d is outside 0..%d: %w", dest, c.p.cfg.Size-1, errs.ErrInvalidRank)
+	if dest < 0 || dest >= c.Size() {
+		return fmt.Errorf("gorun: destination rank %d is outside 0..%d: %w", dest, c.Size()-1, errs.ErrInvalidRank)
 	}
 	if tag < 0 || tag > MaxTag {
 		return fmt.Errorf("gorun: send tag %d is outside 0..%d: %w", tag, MaxTag, errs.ErrInvalidTag)
@@ -58,11 +146,11 @@ func (c *Comm) checkSend(dest, tag int) error {
 }
 
 func (c *Comm) checkRecv(src, tag int) error {
-	if c.p.closed.Load() {
-		return errClosed
+	if err := c.usable(); err != nil {
+		return err
 	}
-	if src != match.AnySource && (src < 0 || src >= c.p.cfg.Size) {
-		return fmt.Errorf("gorun: source rank %d is outside 0..%d and is not AnySource: %w", src, c.p.cfg.Size-1, errs.ErrInvalidRank)
+	if src != match.AnySource && (src < 0 || src >= c.Size()) {
+		return fmt.Errorf("gorun: source rank %d is outside 0..%d and is not AnySource: %w", src, c.Size()-1, errs.ErrInvalidRank)
 	}
 	if tag != match.AnyTag && (tag < 0 || tag > MaxTag) {
 		return fmt.Errorf("gorun: receive tag %d is outside 0..%d and is not AnyTag: %w", tag, MaxTag, errs.ErrInvalidTag)
@@ -83,6 +171,7 @@ func (c *Comm) Isend(r *Request, buf []byte, dest, tag int, sync bool) error {
 	if err != nil {
 		return err
 	}
+	dest = c.WorldRank(dest)
 	if plan.proto == protoEager && !sync {
 		return c.isendEager(r, buf, dest, tag)
 	}
@@ -96,6 +185,7 @@ func (c *Comm) planSend(buf []byte, dest, tag int) (sendPlan, error) {
 	if err := c.checkSend(dest, tag); err != nil {
 		return sendPlan{}, err
 	}
+	dest = c.WorldRank(dest)
 	p := c.p
 	pe := &p.peers[dest]
 	if pe.lost.Load() {
@@ -139,12 +229,13 @@ func (c *Comm) Irecv(r *Request, buf []byte, src, tag int) error {
 	if err := c.checkRecv(src, tag); err != nil {
 		return err
 	}
-	return c.startRecv(r, buf, src, tag)
+	return c.startRecv(r, buf, c.worldSrc(src), tag)
 }
 
+// startRecv posts r for a message from world rank src (or AnySource).
 func (c *Comm) startRecv(r *Request, buf []byte, src, tag int) error {
 	p := c.p
-	r.p, r.kind, r.buf, r.userTag = p, kindRecv, buf, tag
+	r.p, r.kind, r.buf, r.userTag, r.grp = p, kindRecv, buf, tag, c.grp
 	r.recv = match.Recv{Ctx: c.ctx, Src: src, Tag: tag, Data: r}
 	p.mu.Lock()
 	if src >= 0 && p.peers[src].lost.Load() {
@@ -172,6 +263,7 @@ func (c *Comm) Send(buf []byte, dest, tag int, sync bool) error {
 	if err != nil {
 		return err
 	}
+	dest = c.WorldRank(dest)
 	if plan.proto == protoEager && !sync {
 		return c.sendEager(buf, dest, tag)
 	}
@@ -233,7 +325,7 @@ func (c *Comm) Recv(buf []byte, src, tag int) (Status, error) {
 		return Status{}, err
 	}
 	r := c.p.getReq()
-	err := c.startRecv(r, buf, src, tag)
+	err := c.startRecv(r, buf, c.worldSrc(src), tag)
 	var st Status
 	if err == nil {
 		c.p.Wait(nil, r)
@@ -267,9 +359,10 @@ func (c *Comm) Iprobe(src, tag int) (Status, bool, error) {
 		return Status{}, false, err
 	}
 	c.p.Progress()
-	return c.probe(src, tag)
+	return c.probe(c.worldSrc(src), tag)
 }
 
+// probe looks for a message from world rank src (or AnySource).
 func (c *Comm) probe(src, tag int) (Status, bool, error) {
 	p := c.p
 	p.mu.Lock()
@@ -286,7 +379,7 @@ func (c *Comm) probe(src, tag int) (Status, bool, error) {
 	if u.rndv {
 		n = int(u.h.size)
 	}
-	return Status{Source: m.Src, Tag: m.Tag, Count: n}, true, nil
+	return Status{Source: c.LocalRank(m.Src), Tag: m.Tag, Count: n}, true, nil
 }
 
 // Probe waits for a message matching (src, tag) and describes it.
@@ -296,9 +389,10 @@ func (c *Comm) Probe(src, tag int) (Status, error) {
 	}
 	var st Status
 	var err error
+	wsrc := c.worldSrc(src)
 	if werr := c.p.WaitFor(func() bool {
 		var ok bool
-		st, ok, err = c.probe(src, tag)
+		st, ok, err = c.probe(wsrc, tag)
 		return ok || err != nil
 	}); werr != nil {
 		return Status{}, werr
@@ -347,17 +441,22 @@ func tagStr(t int) string {
 // Barrier blocks until every rank has entered it (dissemination algorithm
 // over the hidden collective context, zero-byte messages).
 func (c *Comm) Barrier() error {
-	if c.p.closed.Load() {
-		return errClosed
+	if err := c.usable(); err != nil {
+		return err
 	}
 	c.dups.Lock()
 	defer c.dups.Unlock()
 	return c.barrierLocked()
 }
 
+// Tags of this package's traffic on the hidden context. The coll package
+// uses tags from FirstCollTag up.
 const (
 	tagBarrier = 1
 	tagDup     = 2
+	tagSplit   = 3
+	// FirstCollTag is the first hidden-context tag free for the coll package.
+	FirstCollTag = 16
 )
 
 func (c *Comm) barrierLocked() error {
@@ -365,7 +464,7 @@ func (c *Comm) barrierLocked() error {
 	cc := c.coll
 	for k := 1; k < n; k <<= 1 {
 		var rr Request
-		if err := cc.startRecv(&rr, nil, (me-k+n)%n, tagBarrier); err != nil {
+		if err := cc.startRecv(&rr, nil, cc.WorldRank((me-k+n)%n), tagBarrier); err != nil {
 			return err
 		}
 		if err := cc.Send(nil, (me+k)%n, tagBarrier, false); err != nil {
@@ -378,50 +477,265 @@ func (c *Comm) barrierLocked() error {
 	return nil
 }
 
-// Dup creates a communicator with a new context id agreed by all ranks: every
-// rank proposes its next free id, rank 0 takes the maximum and tells all.
+// Dup creates a communicator over c's group with a new context id agreed
+// by all ranks of c (see allocContext). It is collective over c.
 func (c *Comm) Dup() (*Comm, error) {
-	if c.p.closed.Load() {
-		return nil, errClosed
+	if err := c.usable(); err != nil {
+		return nil, err
 	}
 	c.dups.Lock()
 	defer c.dups.Unlock()
+	ctx, err := c.allocContextLocked()
+	if err != nil {
+		return nil, err
+	}
+	return c.p.newComm(ctx, c.grp, c.rank), nil
+}
+
+// Split partitions c by color: the ranks passing the same color >= 0 form a
+// communicator, ordered by key, then by rank in c. A negative color
+// (Undefined) gives nil. It is collective over c.
+func (c *Comm) Split(color, key int) (*Comm, error) {
+	if err := c.usable(); err != nil {
+		return nil, err
+	}
+	if color < -1 {
+		return nil, fmt.Errorf("gorun: Split color %d; want >= 0 or Undefined (-1): %w", color, errs.ErrInvalidArg)
+	}
+	c.dups.Lock()
+	defer c.dups.Unlock()
+	// Everyone learns everyone's (color, key): gather at 0, then broadcast.
+	n := c.Size()
+	all := make([]byte, 16*n)
+	le.PutUint64(all[16*c.rank:], uint64(int64(color)))
+	le.PutUint64(all[16*c.rank+8:], uint64(int64(key)))
+	if err := c.coll.gatherBcastLocked(all, 16, tagSplit); err != nil {
+		return nil, err
+	}
+	ctx, err := c.allocContextLocked()
+	if err != nil {
+		return nil, err
+	}
+	if color < 0 {
+		return nil, nil
+	}
+	type member struct{ key, rank int }
+	var ms []member
+	for r := 0; r < n; r++ {
+		if int(int64(le.Uint64(all[16*r:]))) == color {
+			ms = append(ms, member{int(int64(le.Uint64(all[16*r+8:]))), r})
+		}
+	}
+	sortMembers(ms, func(a, b member) bool { return a.key < b.key || a.key == b.key && a.rank < b.rank })
+	world := make([]int, len(ms))
+	me := -1
+	for i, m := range ms {
+		world[i] = c.WorldRank(m.rank)
+		if m.rank == c.rank {
+			me = i
+		}
+	}
+	var g *group
+	if !isIdentity(world, c.p.cfg.Size) {
+		g = newGroup(world, c.p.cfg.Size)
+	}
+	return c.p.newComm(ctx, g, me), nil
+}
+
+// sortMembers is an insertion sort (communicators are small, and it keeps
+// the package free of a sort import for one call).
+func sortMembers[T any](s []T, less func(a, b T) bool) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && less(s[j], s[j-1]); j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}
+
+func isIdentity(world []int, size int) bool {
+	if len(world) != size {
+		return false
+	}
+	for i, w := range world {
+		if w != i {
+			return false
+		}
+	}
+	return true
+}
+
+// Free releases c: later calls on it return ErrInvalidComm, and its
+// matching state is dropped once nothing is pending on it. Freeing the
+// world is an error.
+func (c *Comm) Free() error {
+	if c.parent != nil {
+		return fmt.Errorf("gorun: Free of a hidden communicator: %w", errs.ErrInvalidComm)
+	}
+	if c.ctx == 0 {
+		return fmt.Errorf("gorun: Free of the world communicator: %w", errs.ErrInvalidComm)
+	}
+	if c.p.closed.Load() {
+		return errClosed
+	}
+	if !c.freed.CompareAndSwap(false, true) {
+		return errInvalidComm
+	}
 	p := c.p
 	p.mu.Lock()
-	prop := p.nextCtx
+	p.eng.DropContext(c.ctx)
+	p.eng.DropContext(c.coll.ctx)
 	p.mu.Unlock()
-	var b [4]byte
-	cc := c.coll
-	if c.Rank() == 0 {
-		for i := 1; i < c.Size(); i++ {
-			if _, err := cc.Recv(b[:], match.AnySource, tagDup); err != nil {
-				return nil, err
-			}
-			prop = max(prop, binary.LittleEndian.Uint32(b[:]))
-		}
-		binary.LittleEndian.PutUint32(b[:], prop)
-		for i := 1; i < c.Size(); i++ {
-			if err := cc.Send(b[:], i, tagDup, false); err != nil {
-				return nil, err
-			}
-		}
-	} else {
-		binary.LittleEndian.PutUint32(b[:], prop)
-		if err := cc.Send(b[:], 0, tagDup, false); err != nil {
-			return nil, err
-		}
-		if _, err := cc.Recv(b[:], 0, tagDup); err != nil {
-			return nil, err
-		}
-		prop = binary.LittleEndian.Uint32(b[:])
+	return nil
+}
+
+// gatherBcastLocked gives every rank of c (a hidden comm) the whole of buf,
+// of which rank r contributes buf[r*w:(r+1)*w]: gather at rank 0, then
+// rank 0 sends the whole to all.
+func (c *Comm) gatherBcastLocked(buf []byte, w, tag int) error {
+	n := c.Size()
+	if n == 1 {
+		return nil
 	}
-	if prop >= collBit-1 {
-		return nil, fmt.Errorf("gorun: out of communicator context ids (%d used)", prop)
+	if c.rank != 0 {
+		if err := c.Send(buf[c.rank*w:(c.rank+1)*w], 0, tag, false); err != nil {
+			return err
+		}
+		_, err := c.Recv(buf, 0, tag)
+		return err
 	}
-	p.mu.Lock()
-	p.nextCtx = max(p.nextCtx, prop+1)
-	p.mu.Unlock()
-	return p.newComm(prop), nil
+	for r := 1; r < n; r++ {
+		if _, err := c.Recv(buf[r*w:(r+1)*w], r, tag); err != nil {
+			return err
+		}
+	}
+	for r := 1; r < n; r++ {
+		if err := c.Send(buf, r, tag, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Context ids (Open MPI's nextcid model, with its rule for concurrency).
+//
+// A context id must be unused by every member of the new communicator, and
+// never reused (a freed id's messages could still be in flight elsewhere:
+// ids are not recycled, and 2^31 of them are enough for any job). Each
+// process keeps next, the lowest id above every id it has taken. An
+// allocation over c is rounds of an allreduce over c's hidden context of
+// (proposal, refused): a rank proposes its next only while it holds the
+// process's allocation right, else it refuses; when no rank refused, the
+// maximum proposal is the new id and every rank raises next above it.
+//
+// The right: at most one allocation per process proposes at a time (it
+// holds the right from its proposal to the end of its round, so a
+// concurrent allocation cannot take the same next), and only the waiting
+// allocation whose parent has the lowest context id may take it: the lowest
+// one always wins eventually, so concurrent Dups and Splits of different
+// communicators, whatever their order on each rank, always finish.
+type cidAlloc struct {
+	mu     sync.Mutex
+	next   uint32
+	active map[*Comm]bool // allocations under way, by parent
+	owner  *Comm          // the allocation holding the right, or nil
+}
+
+// lowestLocked reports whether parent has the lowest context id among the
+// active allocations.
+func (a *cidAlloc) lowestLocked(parent *Comm) bool {
+	for o := range a.active {
+		if o.ctx < parent.ctx {
+			return false
+		}
+	}
+	return true
+}
+
+// maxContext bounds context ids: the hidden contexts set collBit.
+const maxContext = collBit - 1
+
+func (c *Comm) allocContextLocked() (uint32, error) {
+	p := c.p
+	a := &p.cid
+	a.mu.Lock()
+	if a.active == nil {
+		a.active = make(map[*Comm]bool)
+	}
+	a.active[c] = true
+	a.mu.Unlock()
+	defer func() {
+		a.mu.Lock()
+		delete(a.active, c)
+		if a.owner == c {
+			a.owner = nil
+		}
+		a.mu.Unlock()
+	}()
+	for round := 0; ; round++ {
+		a.mu.Lock()
+		var prop, refused uint32
+		if a.owner == nil && a.lowestLocked(c) {
+			a.owner = c
+			prop = max(a.next, 1)
+		} else {
+			refused = 1
+		}
+		a.mu.Unlock()
+		got, anyRefused, err := c.coll.allreduceMax2Locked(prop, refused, tagDup)
+		a.mu.Lock()
+		if a.owner == c {
+			a.owner = nil
+			if err == nil && anyRefused == 0 {
+				a.next = max(a.next, got+1)
+			}
+		}
+		a.mu.Unlock()
+		if err != nil {
+			return 0, err
+		}
+		if anyRefused == 0 {
+			if got >= maxContext {
+				return 0, fmt.Errorf("gorun: out of communicator context ids (%d used)", got)
+			}
+			return got, nil
+		}
+		if round > 0 && round%64 == 0 {
+			p.idle() // another allocation holds the right here or elsewhere
+		}
+	}
+}
+
+// allreduceMax2Locked returns the maximum of a and of b over the ranks of
+// c (a hidden comm): gather at rank 0, which answers everyone.
+func (c *Comm) allreduceMax2Locked(a, b uint32, tag int) (uint32, uint32, error) {
+	n := c.Size()
+	var m [8]byte
+	if c.rank != 0 {
+		binary.LittleEndian.PutUint32(m[0:], a)
+		binary.LittleEndian.PutUint32(m[4:], b)
+		if err := c.Send(m[:], 0, tag, false); err != nil {
+			return 0, 0, err
+		}
+		if _, err := c.Recv(m[:], 0, tag); err != nil {
+			return 0, 0, err
+		}
+		return binary.LittleEndian.Uint32(m[0:]), binary.LittleEndian.Uint32(m[4:]), nil
+	}
+	for i := 1; i < n; i++ {
+		if _, err := c.Recv(m[:], i, tag); err != nil {
+			return 0, 0, err
+		}
+		a = max(a, binary.LittleEndian.Uint32(m[0:]))
+		b = max(b, binary.LittleEndian.Uint32(m[4:]))
+	}
+	binary.LittleEndian.PutUint32(m[0:], a)
+	binary.LittleEndian.PutUint32(m[4:], b)
+	for i := 1; i < n; i++ {
+		if err := c.Send(m[:], i, tag, false); err != nil {
+			return 0, 0, err
+		}
+	}
+	return a, b, nil
 }
 
 // Finalize completes outstanding sends, synchronizes all ranks, cancels
@@ -447,7 +761,7 @@ func (p *PML) Finalize(world *Comm) error {
 // halves.
 func (c *Comm) Sendrecv(sbuf []byte, dest, stag int, rbuf []byte, src, rtag int) (Status, error) {
 	r := c.p.getReq()
-	if err := c.startRecv(r, rbuf, src, rtag); err != nil {
+	if err := c.startRecv(r, rbuf, c.worldSrc(src), rtag); err != nil {
 		return Status{}, err
 	}
 	serr := c.Send(sbuf, dest, stag, false)

@@ -15,8 +15,9 @@ import (
 // the unexpected-memory count), a rendezvous as its header, the sender
 // waiting for the ACK that the delivery sends.
 type Message struct {
-	p  *PML
-	st Status
+	p   *PML
+	grp *group // the probing communicator's (Status.Source translation)
+	st  Status
 	// msg is the engine's record, nil once a receive took it (Swap makes
 	// that happen once however many goroutines try).
 	msg atomic.Pointer[match.Msg]
@@ -29,7 +30,7 @@ func (c *Comm) Improbe(src, tag int) (*Message, Status, bool, error) {
 		return nil, Status{}, false, err
 	}
 	c.p.Progress()
-	return c.mprobe(src, tag)
+	return c.mprobe(c.worldSrc(src), tag)
 }
 
 // Mprobe waits for a message matching (src, tag) and takes it out of
@@ -41,9 +42,10 @@ func (c *Comm) Mprobe(src, tag int) (*Message, Status, error) {
 	var msg *Message
 	var st Status
 	var err error
+	wsrc := c.worldSrc(src)
 	c.p.WaitFor(func() bool {
 		var ok bool
-		msg, st, ok, err = c.mprobe(src, tag)
+		msg, st, ok, err = c.mprobe(wsrc, tag)
 		return ok || err != nil || c.p.closed.Load()
 	})
 	if msg == nil && err == nil {
@@ -52,6 +54,7 @@ func (c *Comm) Mprobe(src, tag int) (*Message, Status, error) {
 	return msg, st, err
 }
 
+// mprobe takes a message from world rank src (or AnySource).
 func (c *Comm) mprobe(src, tag int) (*Message, Status, bool, error) {
 	p := c.p
 	p.mu.Lock()
@@ -68,7 +71,7 @@ func (c *Comm) mprobe(src, tag int) (*Message, Status, bool, error) {
 	if u.rndv {
 		n = int(u.h.size)
 	}
-	msg := &Message{p: p, st: Status{Source: m.Src, Tag: m.Tag, Count: n}}
+	msg := &Message{p: p, grp: c.grp, st: Status{Source: c.LocalRank(m.Src), Tag: m.Tag, Count: n}}
 	msg.msg.Store(m)
 	return msg, msg.st, true, nil
 }
@@ -88,7 +91,7 @@ func (m *Message) startRecv(r *Request, buf []byte) error {
 	if msg == nil {
 		return errReceived
 	}
-	r.p, r.kind, r.buf, r.userTag = p, kindRecv, buf, msg.Tag
+	r.p, r.kind, r.buf, r.userTag, r.grp = p, kindRecv, buf, msg.Tag, m.grp
 	// Never posted: Cancel finds nothing to cancel, as for a matched receive.
 	r.recv = match.Recv{Ctx: msg.Ctx, Src: msg.Src, Tag: msg.Tag, Data: r}
 	p.mu.Lock()

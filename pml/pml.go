@@ -42,6 +42,9 @@ type Config struct {
 	// pending-queue retries happen at least this often while idle).
 	SleepTimeout time.Duration
 	Log          hclog.Logger
+	// NodeID is the machine identity of each world rank (ranks with the
+	// same value share memory; SplitShared groups by it). nil: one machine.
+	NodeID []int
 }
 
 // peer is what the PML knows about one world rank.
@@ -97,7 +100,6 @@ type PML struct {
 	msgFree    []*match.Msg        // recycled Msgs
 	unexpFree  []*unexp            // recycled unexpected records, with their buffers
 	hdrBuf     [btl.MaxHeader]byte // for sends made under mu
-	nextCtx    uint32              // next communicator context id to propose (Dup)
 
 	jobs []rndvJob // arrive's scratch, guarded by progMu (arrive runs in BTL callbacks)
 
@@ -108,6 +110,9 @@ type PML struct {
 	spare atomic.Pointer[Request]
 
 	wait waitState // wait.go
+
+	cid  cidAlloc                   // context id allocation (comm.go)
+	hook atomic.Pointer[func() int] // run by Progress (SetProgressHook)
 }
 
 // New builds the PML over cfg.Modules and registers its BTL callbacks.
@@ -122,14 +127,13 @@ func New(cfg Config) (*PML, error) {
 		cfg.SleepTimeout = 50 * time.Millisecond
 	}
 	p := &PML{
-		cfg:     cfg,
-		log:     cfg.Log,
-		peers:   make([]peer, cfg.Size),
-		mods:    cfg.Modules,
-		eng:     match.New(cfg.Size),
-		sends:   make(map[uint64]*Request),
-		recvs:   make(map[uint64]*Request),
-		nextCtx: 1,
+		cfg:   cfg,
+		log:   cfg.Log,
+		peers: make([]peer, cfg.Size),
+		mods:  cfg.Modules,
+		eng:   match.New(cfg.Size),
+		sends: make(map[uint64]*Request),
+		recvs: make(map[uint64]*Request),
 	}
 	for i := range p.peers {
 		var best btl.Module

@@ -45,8 +45,16 @@ func (p *PML) arrive(src int, h *matchHdr, rndv bool, payload []byte) {
 		return
 	}
 	p.mu.Lock()
+	env := match.Envelope{Ctx: h.ctx, Src: src, Tag: int(h.tag), Seq: h.seq}
+	if err := p.eng.Check(&env); err != nil {
+		// A duplicate, stale or malformed envelope: matching it would
+		// break the order of everything after it. Drop it.
+		p.mu.Unlock()
+		p.log.Error("dropping a fragment the matching engine refuses", "from", src, "error", err)
+		return
+	}
 	m := p.newMsgLocked()
-	m.Envelope = match.Envelope{Ctx: h.ctx, Src: src, Tag: int(h.tag), Seq: h.seq}
+	m.Envelope = env
 	pairs := p.eng.Arrive(m, p.pairs[:0])
 	kept := true
 	for _, pr := range pairs {
@@ -168,7 +176,7 @@ func (p *PML) deliverLocked(r *Request, src int, h *matchHdr, rndv bool, payload
 		if h.flags&flagSync != 0 {
 			p.sendAckLocked(src, h.sreq, 0, 0, 0)
 		}
-		r.finish(Status{Source: src, Tag: r.tag, Count: n}, truncErr(len(payload), len(r.buf), src, r.tag))
+		r.finish(Status{Source: r.source(src), Tag: r.tag, Count: n}, truncErr(len(payload), len(r.buf), r.source(src), r.tag))
 		return rndvJob{}
 	}
 	r.size = int(h.size)
@@ -218,7 +226,7 @@ func (p *PML) runRndv(j *rndvJob) {
 
 // finishRecv completes a receive whose bytes are all in.
 func (p *PML) finishRecv(r *Request) {
-	r.finish(Status{Source: r.peer, Tag: r.tag, Count: r.want}, truncErr(r.size, len(r.buf), r.peer, r.tag))
+	r.finish(Status{Source: r.source(r.peer), Tag: r.tag, Count: r.want}, truncErr(r.size, len(r.buf), r.source(r.peer), r.tag))
 }
 
 func (p *PML) sendAckLocked(dest int, sreq, rreq, from, want uint64) {

@@ -65,7 +65,17 @@ type Request struct {
 	received int        // bytes copied so far (rendezvous)
 	size     int        // full message length
 	tag      int
-	userTag  int // as posted, for errors
+	userTag  int    // as posted, for errors
+	grp      *group // the receiving communicator's group (nil: the world's ranks)
+}
+
+// source translates the world rank of a matched sender into the receiving
+// communicator's rank.
+func (r *Request) source(world int) int {
+	if r.grp == nil {
+		return world
+	}
+	return int(r.grp.local[world])
 }
 
 const (

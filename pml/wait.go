@@ -123,8 +123,17 @@ func (p *PML) Progress() int {
 	}
 	n := p.progressLocked()
 	p.progMu.Unlock()
+	if h := p.hook.Load(); h != nil {
+		n += (*h)()
+	}
 	return n
 }
+
+// SetProgressHook makes every Progress call that polled the BTLs also run
+// fn, which returns how many events it handled (the coll package advances
+// its schedules so). fn must not block or wait, and may be called from any
+// goroutine that waits or tests.
+func (p *PML) SetProgressHook(fn func() int) { p.hook.Store(&fn) }
 
 // progressLocked polls every BTL once (progMu held).
 func (p *PML) progressLocked() int {

@@ -21,4 +21,6 @@ var (
 	// ErrInvalidArg: an argument that does not fit the call's rules (lengths,
 	// counts, a Message already received).
 	ErrInvalidArg = errors.New("gorun: invalid argument")
+	// ErrInvalidComm: a nil or freed communicator (and Free of the world).
+	ErrInvalidComm = errors.New("gorun: invalid communicator")
 )

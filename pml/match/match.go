@@ -384,3 +384,64 @@ func (e *Engine) DropAllPosted(out []*Recv) []*Recv {
 	}
 	return out
 }
+
+// Check reports why Arrive would refuse env (and panic): a Src outside
+// 0..size-1, a negative Tag, or a Seq already released or already parked
+// for (Ctx, Src). It returns nil for an envelope Arrive accepts. The PML
+// calls it on every envelope from the wire, which it must not trust.
+func (e *Engine) Check(env *Envelope) error {
+	if env.Src < 0 || env.Src >= e.size {
+		return fmt.Errorf("match: message src %d out of range; want 0..%d", env.Src, e.size-1)
+	}
+	if env.Tag < 0 {
+		return fmt.Errorf("match: message tag %d from src %d; want >= 0", env.Tag, env.Src)
+	}
+	c := e.lookup(env.Ctx)
+	var expect uint32
+	var p *peer
+	if c != nil {
+		p = &c.peers[env.Src]
+		expect = p.expect
+	}
+	if env.Seq == expect {
+		return nil
+	}
+	if env.Seq-expect >= 1<<31 {
+		return fmt.Errorf("match: message ctx=%d src=%d seq=%d is behind the expected seq %d (duplicate or stale)", env.Ctx, env.Src, env.Seq, expect)
+	}
+	if p != nil {
+		for m := p.parked.head; m != nil; m = m.links[srcLinks].next {
+			if m.Seq == env.Seq {
+				return fmt.Errorf("match: message ctx=%d src=%d seq=%d is already parked (duplicate)", env.Ctx, env.Src, env.Seq)
+			}
+		}
+	}
+	return nil
+}
+
+// DropContext forgets the state of ctx when it holds no posted receive,
+// unexpected or parked message (a freed communicator's), and reports
+// whether it did. A later message on ctx starts it afresh.
+func (e *Engine) DropContext(ctx uint32) bool {
+	c := e.lookup(ctx)
+	if c == nil {
+		return true
+	}
+	if c.wild.head != nil || c.unexp.head != nil {
+		return false
+	}
+	for i := range c.peers {
+		if c.peers[i].posted.head != nil || c.peers[i].parked.head != nil {
+			return false
+		}
+	}
+	delete(e.ctxs, ctx)
+	for i, o := range e.order {
+		if o == c {
+			e.order = append(e.order[:i], e.order[i+1:]...)
+			break
+		}
+	}
+	e.last = nil
+	return true
+}
