@@ -139,3 +139,18 @@ func runSingleton(t *testing.T, env []string, prog string, args ...string) jobte
 	}
 	return jobtest.Result{Code: code, Stdout: stdout.String(), Stderr: stderr.String()}
 }
+
+// A rank that ignores SIGTERM does not hold the job: after another rank
+// fails, gorun stops every rank within the contract's 10 s (SIGKILL after
+// its grace) and exits with the failed rank's status.
+func TestStopRankIgnoringSIGTERM(t *testing.T) {
+	t.Parallel()
+	p := jobtest.Job{Args: []string{"-np", "3", "--timeout", "60s", jobtest.Prog("api"), "ignoreterm"}}.Start(t)
+	p.Lines(1, "ready")
+	start := time.Now()
+	r := p.Wait()
+	endedWithin(t, "rank 0's exit", start, stopBound)
+	if r.Code != 3 || !strings.Contains(r.Stderr, "gorun: rank 0 (pid") || !strings.Contains(r.Stderr, "exited with status 3") {
+		t.Errorf("exit %d, want 3 (rank 0's)\nstderr:\n%s", r.Code, r.Stderr)
+	}
+}

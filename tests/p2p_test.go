@@ -19,17 +19,19 @@ func TestPointToPointRules(t *testing.T) {
 		{"order", 2, nil}, // non-overtaking across eager/rendezvous, mixed sizes
 		{"order", 2, []string{"pml_ob1_rget_limit", "64k", "pml_ob1_rget_max", "0"}}, // the same through single-copy reads
 		{"order", 2, []string{"btl_sm_eager_limit", "128", "btl_sm_max_send_size", "1k"}},
-		{"wildcard", 4, nil},   // AnySource/AnyTag with Status checked
-		{"probe", 2, nil},      // probe then receive
-		{"trunc", 2, nil},      // truncation then more traffic
-		{"ssend", 2, nil},      // Ssend does not complete before the receive is posted
-		{"cancel", 2, nil},     // cancelled receives and send-cancel errors
-		{"dup", 3, nil},        // Dup isolation
-		{"goroutines", 2, nil}, // many goroutines on one Comm
-		{"flood", 2, nil},      // 20 000 small + 200 large unexpected messages
-		{"alltoall", 8, nil},   // 8 ranks on 2 cores
-		{"args", 2, nil},       // invalid arguments
-		{"finalize", 2, nil},   // Finalize idempotent, ErrFinalized after
+		{"wildcard", 4, nil},      // AnySource/AnyTag with Status checked
+		{"probe", 2, nil},         // probe then receive
+		{"trunc", 2, nil},         // truncation then more traffic
+		{"ssend", 2, nil},         // Ssend does not complete before the receive is posted
+		{"cancel", 2, nil},        // cancelled receives and send-cancel errors
+		{"dup", 3, nil},           // Dup isolation
+		{"goroutines", 2, nil},    // many goroutines on one Comm
+		{"flood", 2, nil},         // 20 000 small + 200 large unexpected messages
+		{"alltoall", 8, nil},      // 8 ranks on 2 cores
+		{"args", 2, nil},          // invalid arguments
+		{"finalize", 2, nil},      // Finalize idempotent, ErrFinalized after
+		{"finalizesends", 1, nil}, // Finalize completes outstanding sends (to self: no barrier progress)
+		{"finalizesends", 3, nil}, // ... and to other ranks
 	}
 	for _, c := range cases {
 		name := c.mode

@@ -12,7 +12,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"sync"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -46,6 +48,7 @@ func main() {
 	modes := map[string]func(){
 		"typed": typed, "names": names, "mprobe": mprobe,
 		"fatal-send": fatalSend, "fatal-slice": fatalSlice, "fatal-exempt": fatalExempt, "fatal-peer": fatalPeer,
+		"ignoreterm": ignoreTerm,
 	}
 	f, ok := modes[mode]
 	if !ok {
@@ -328,4 +331,19 @@ func fatalPeer() {
 		fmt.Printf("Recv returned: %v\n", err)
 		os.Exit(3)
 	}
+}
+
+// ignoreterm: every rank but 0 ignores SIGTERM and sleeps; once all have,
+// rank 0 prints "ready" and exits with 3. gorun must still stop them (by
+// SIGKILL after its grace) and exit with 3 within the contract's 10 s.
+func ignoreTerm() {
+	if world.Rank() != 0 {
+		signal.Ignore(syscall.SIGTERM)
+	}
+	check(world.Barrier(), "Barrier")
+	if world.Rank() == 0 {
+		fmt.Println("ready")
+		os.Exit(3)
+	}
+	time.Sleep(time.Hour)
 }

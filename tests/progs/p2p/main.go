@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorun-mpi/gorun"
@@ -50,14 +51,14 @@ func main() {
 	modes := map[string]func(){
 		"order": order, "wildcard": wildcard, "probe": probe, "trunc": trunc, "ssend": ssend,
 		"cancel": cancel, "dup": dup, "goroutines": goroutines, "flood": flood, "alltoall": alltoall,
-		"peerlost": peerlost, "args": args, "finalize": finalize,
+		"peerlost": peerlost, "args": args, "finalize": finalize, "finalizesends": finalizeSends,
 	}
 	f, ok := modes[mode]
 	if !ok {
 		fail("unknown mode %q", mode)
 	}
 	f()
-	if mode != "finalize" {
+	if mode != "finalize" && mode != "finalizesends" {
 		check(gorun.Finalize(), "Finalize")
 	}
 	if world.Rank() == 0 {
@@ -181,8 +182,40 @@ func trunc() {
 	}
 }
 
-// ssend: a synchronous send does not complete before the receive is posted.
+// ssend: a synchronous send does not complete before the receive is
+// posted, nonblocking (Issend) or blocking (Ssend, which must not return).
 func ssend() {
+	issend()
+	for _, n := range []int{0, 100, 100000} {
+		switch world.Rank() {
+		case 0:
+			var returned atomic.Bool
+			done := make(chan error, 1)
+			go func() {
+				err := world.Ssend(pattern(n, 0, n), 1, 5)
+				returned.Store(true)
+				done <- err
+			}()
+			time.Sleep(300 * time.Millisecond)
+			if returned.Load() {
+				fail("Ssend of %d bytes returned before the receiver posted its receive", n)
+			}
+			check(world.Send(nil, 1, 6), "Send go")
+			check(<-done, "Ssend")
+		case 1:
+			_, err := world.Recv(nil, 0, 6)
+			check(err, "Recv go")
+			buf := make([]byte, n)
+			st, err := world.Recv(buf, 0, 5)
+			if err != nil || st.Count != n || !bytes.Equal(buf, pattern(n, 0, n)) {
+				fail("receive of the blocking Ssend: %+v %v", st, err)
+			}
+		}
+	}
+}
+
+// issend: the nonblocking half of ssend.
+func issend() {
 	for _, n := range []int{0, 100, 100000} {
 		switch world.Rank() {
 		case 0:
@@ -453,5 +486,40 @@ func finalize() {
 	}
 	if _, err := gorun.Init(); !errors.Is(err, gorun.ErrFinalized) {
 		fail("Init after Finalize: %v", err)
+	}
+}
+
+// finalizesends: Finalize completes the sends still outstanding, without
+// a Wait: a rendezvous message to self (whose receive is posted but never
+// waited for: with one rank, Finalize's barrier drives no progress) and,
+// with more ranks, rendezvous messages to the next rank, which receives
+// them before its own Finalize. After Finalize every send has completed.
+func finalizeSends() {
+	n, me := world.Size(), world.Rank()
+	const size = 1 << 20 // rendezvous on every BTL
+	_, err := world.Irecv(make([]byte, size), me, 1)
+	check(err, "Irecv from self")
+	s, err := world.Isend(pattern(size, me, 0), me, 1)
+	check(err, "Isend to self")
+	sends := []*gorun.Request{s}
+	if n > 1 {
+		for i := 0; i < 3; i++ {
+			s, err := world.Isend(pattern(size, me, i), (me+1)%n, 2)
+			check(err, "Isend")
+			sends = append(sends, s)
+		}
+		buf := make([]byte, size)
+		for i := 0; i < 3; i++ {
+			st, err := world.Recv(buf, (me-1+n)%n, 2)
+			if err != nil || st.Count != size || !bytes.Equal(buf, pattern(size, (me-1+n)%n, i)) {
+				fail("message %d from rank %d: %+v %v", i, (me-1+n)%n, st, err)
+			}
+		}
+	}
+	check(gorun.Finalize(), "Finalize")
+	for i, s := range sends {
+		if _, ok, err := s.Test(); !ok || err != nil {
+			fail("send %d after Finalize: done=%v err=%v; Finalize must complete outstanding sends", i, ok, err)
+		}
 	}
 }
