@@ -9,6 +9,7 @@ import (
 
 // smComms builds two PMLs over one sm segment in this process.
 func smComms(t testing.TB) [2]*Comm {
+	hangGuard(t, hangDeadline)
 	mods := smPair(t)
 	var comms [2]*Comm
 	for r := range 2 {

@@ -44,8 +44,8 @@ func job(t *testing.T, net *fakeNet, body func(t *testing.T, c *Comm)) {
 	go func() { wg.Wait(); close(done) }()
 	select {
 	case <-done:
-	case <-time.After(60 * time.Second):
-		t.Fatal("job hung")
+	case <-time.After(hangDeadline):
+		t.Fatalf("job hung: not done after %v; every goroutine:\n\n%s", hangDeadline, allStacks())
 	}
 	close(errc)
 	for e := range errc {
