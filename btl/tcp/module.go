@@ -466,19 +466,22 @@ func (m *Module) adopt(rank int, c net.Conn) error {
 	return nil
 }
 
-// setSockopts: no Nagle; keepalive probes and TCP_USER_TIMEOUT so that a
-// silent peer (no FIN, no RST) fails the socket within cfg.Timeout.
+// setSockopts: no Nagle; keepalive probes every second of silence and
+// TCP_USER_TIMEOUT half a second below btl_tcp_timeout, so that a peer
+// that vanishes without FIN or RST fails the socket within btl_tcp_timeout
+// of its last sign of life: with data in flight through the
+// retransmission timer (which Linux clamps to the user timeout), idle
+// through the first keepalive probe that finds the user timeout passed.
 func (m *Module) setSockopts(fd int) error {
 	t := m.cfg.Timeout()
-	idle := max(1, int(t/time.Second)/3)
-	intvl := max(1, int(t/time.Second)/6)
+	user := max(t-500*time.Millisecond, 500*time.Millisecond)
 	for _, o := range []struct{ level, opt, val int }{
 		{unix.IPPROTO_TCP, unix.TCP_NODELAY, 1},
 		{unix.SOL_SOCKET, unix.SO_KEEPALIVE, 1},
-		{unix.IPPROTO_TCP, unix.TCP_KEEPIDLE, idle},
-		{unix.IPPROTO_TCP, unix.TCP_KEEPINTVL, intvl},
-		{unix.IPPROTO_TCP, unix.TCP_KEEPCNT, 3},
-		{unix.IPPROTO_TCP, unix.TCP_USER_TIMEOUT, int(t / time.Millisecond)},
+		{unix.IPPROTO_TCP, unix.TCP_KEEPIDLE, 1},
+		{unix.IPPROTO_TCP, unix.TCP_KEEPINTVL, 1},
+		{unix.IPPROTO_TCP, unix.TCP_KEEPCNT, max(2, int(t/time.Second)+1)},
+		{unix.IPPROTO_TCP, unix.TCP_USER_TIMEOUT, int(user / time.Millisecond)},
 	} {
 		if err := unix.SetsockoptInt(fd, o.level, o.opt, o.val); err != nil {
 			return fmt.Errorf("setsockopt %d/%d: %w", o.level, o.opt, err)

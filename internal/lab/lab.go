@@ -22,14 +22,18 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Subnet is the lab's network; host i (1-based) is 10.77.0.i.
@@ -240,4 +244,85 @@ func (l *Lab) teardown() {
 		}
 	}
 	os.RemoveAll(l.Dir)
+}
+
+// ProcsNamed lists the processes in host i's network namespace whose
+// executable is named name (its base name).
+func (l *Lab) ProcsNamed(i int, name string) []int {
+	var out []int
+	for _, p := range l.Pids(i) {
+		exe, err := os.Readlink("/proc/" + strconv.Itoa(p) + "/exe")
+		if err == nil && filepath.Base(strings.TrimSuffix(exe, " (deleted)")) == name {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Listening returns the addresses ("ip:port") of the TCP sockets process
+// pid listens on, read from /proc (its own network namespace).
+func Listening(pid int) []string {
+	inodes := map[string]bool{}
+	fds, _ := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/fd")
+	for _, fd := range fds {
+		link, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/fd/" + fd.Name())
+		if err == nil && strings.HasPrefix(link, "socket:[") {
+			inodes[strings.TrimSuffix(strings.TrimPrefix(link, "socket:["), "]")] = true
+		}
+	}
+	data, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/net/tcp")
+	var out []string
+	for _, line := range strings.Split(string(data), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) < 10 || f[3] != "0A" || !inodes[f[9]] {
+			continue
+		}
+		ipPort := strings.Split(f[1], ":")
+		if len(ipPort) != 2 || len(ipPort[0]) != 8 {
+			continue
+		}
+		ip, _ := strconv.ParseUint(ipPort[0], 16, 32)
+		port, _ := strconv.ParseUint(ipPort[1], 16, 16)
+		// /proc prints the address in host (little-endian) byte order.
+		out = append(out, fmt.Sprintf("%d.%d.%d.%d:%d", ip&0xff, ip>>8&0xff, ip>>16&0xff, ip>>24, port))
+	}
+	return out
+}
+
+// Dial connects to addr from inside host i's network namespace (the
+// calling goroutine's thread enters it for the connect, then leaves it).
+func (l *Lab) Dial(i int, addr string, timeout time.Duration) (net.Conn, error) {
+	type res struct {
+		c   net.Conn
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		runtime.LockOSThread()
+		// The thread may be left in the lab's namespace if restoring
+		// fails: then it is not unlocked, and Go ends it with the goroutine.
+		self, err := os.Open("/proc/thread-self/ns/net")
+		if err != nil {
+			ch <- res{nil, err}
+			return
+		}
+		defer self.Close()
+		target, err := os.Open("/run/netns/" + l.NS(i))
+		if err != nil {
+			ch <- res{nil, err}
+			return
+		}
+		defer target.Close()
+		if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
+			ch <- res{nil, fmt.Errorf("lab: setns %s: %w", l.NS(i), err)}
+			return
+		}
+		c, err := net.DialTimeout("tcp4", addr, timeout)
+		if unix.Setns(int(self.Fd()), unix.CLONE_NEWNET) == nil {
+			runtime.UnlockOSThread()
+		}
+		ch <- res{c, err}
+	}()
+	r := <-ch
+	return r.c, r.err
 }
