@@ -80,6 +80,7 @@ func Finalize() error {
 	if state.pml == nil {
 		return nil
 	}
+	jobenv.RecordFinalize() // else gorun takes the rank's exit for a failure
 	err := state.pml.Finalize(state.world.c)
 	if state.pmi != nil {
 		if perr := state.pmi.Finalize(); err == nil {

@@ -3,6 +3,7 @@ package jobenv
 import (
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -58,4 +59,29 @@ func parseAbortRecord(data []byte) (int, error) {
 		return 0, errors.New("malformed abort record " + strconv.Quote(string(data)))
 	}
 	return code, nil
+}
+
+// RecordFinalize records, for the launcher, that this rank called
+// gorun.Finalize: a rank that called Init and ends without Finalize is a
+// failure of the job even with status 0 (as in Open MPI). Outside gorun it
+// does nothing. Best effort, like Abort's record.
+func RecordFinalize() {
+	dir, rank := os.Getenv(EnvSessionDir), os.Getenv(EnvRank)
+	if r, err := strconv.Atoi(rank); err == nil && r >= 0 && dir != "" {
+		rndv.WriteAtomic(finalizePath(dir, r), nil)
+	}
+}
+
+func finalizePath(dir string, rank int) string {
+	return filepath.Join(dir, "finalized."+strconv.Itoa(rank))
+}
+
+// Unfinalized reports whether rank, by the files in the session directory
+// dir, called Init (it published its business card) but not Finalize.
+func Unfinalized(dir string, rank int) bool {
+	if _, err := os.Lstat(rndv.CardPath(dir, rank)); err != nil {
+		return false
+	}
+	_, err := os.Lstat(finalizePath(dir, rank))
+	return errors.Is(err, fs.ErrNotExist)
 }

@@ -1,6 +1,6 @@
 // Package jobenv is the rank's side of what gorun and its ranks agree on:
 // the environment variables gorun sets for every rank, the lifeline that
-// ends a rank when gorun dies, the Abort record, and where a job's files
+// ends a rank when gorun dies, the Abort and Finalize records, and where a job's files
 // live (so that both the launcher and a rank whose launcher died can
 // remove them).
 //

@@ -19,8 +19,9 @@
 //     lifeline pipe as fd 3; their output is forwarded line by line.
 //  5. Wait: an event loop feeds the exit rules (jobState, a state machine
 //     tested without processes) and carries out the actions they return.
-//     The first rank that fails, a SIGINT/SIGTERM/SIGHUP, or the timeout
-//     decides the status; every other rank then gets SIGTERM (the
+//     The first rank that fails (a non-zero status, or status 0 after
+//     Init without Finalize: exit 1, as Open MPI), a SIGINT/SIGTERM/SIGHUP,
+//     or the timeout decides the status; every other rank then gets SIGTERM (the
 //     forwarded signal, SIGQUIT on a timeout) and SIGKILL 2 s later.
 //     gorun says why on stderr in one line: the failing rank and how it
 //     ended, "job interrupted by SIGINT", or "job timed out after D".
@@ -36,7 +37,8 @@
 //   - When gorun dies, even by SIGKILL, every rank ends: the lifeline's
 //     end-of-file (jobenv.Watch) and Pdeathsig, both.
 //
-// Session files: "launcher" (this package), "abort.<rank>" (jobenv.Abort), the
+// Session files: "launcher" (this package), "abort.<rank>" (jobenv.Abort),
+// "finalized.<rank>" (jobenv.RecordFinalize, at gorun.Finalize), the
 // rndv package's cards and segment descriptor, and "gone.<rank>"
 // (rndv.PublishGone), written when a rank exits 0 without a card so that
 // the ranks waiting for it in Init fail at once. The shared-memory file of a

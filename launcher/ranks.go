@@ -87,6 +87,11 @@ func (j *job) eventLoop(st *jobState, exits <-chan exitEvent, sigs <-chan os.Sig
 		case x := <-exits:
 			x.r.done = true
 			code, how := exitStatus(x.state)
+			if code == 0 && jobenv.Unfinalized(j.sess.dir, x.r.id) {
+				// Called Init, never Finalize: its peers may be waiting
+				// for it (Open MPI aborts the job then too).
+				code, how = 1, how+" without calling Finalize"
+			}
 			j.log.Debug("rank exited", "rank", x.r.id, "pid", x.r.cmd.Process.Pid, "how", how)
 			ev = event{kind: evExit, rank: x.r.id, code: code, how: how}
 		case sig := <-sigs:

@@ -53,8 +53,9 @@
 // (sender rank, tag, length, offset are checked). The hot path does no
 // allocation, no defer, no map lookup and no clock read per message.
 //
-// NB: a peer that dies between claiming a slot and publishing it stalls our
-// FIFO at that slot; the launcher tears the job down in that case anyway.
+// A peer that dies between claiming slots and publishing them would stall
+// our FIFO there: claims are announced in the sender's control block, and
+// once the peer is found lost its abandoned slots are skipped (gone.go).
 // Receivers do not wake senders when they free slots, so a Sleep with sends
 // queued for a full FIFO naps at most 1 ms.
 package sm

@@ -52,6 +52,7 @@ type Module struct {
 	// only; senders read it to tell a burst from a ping-pong, see publish).
 	recvEpoch  atomic.Uint64
 	lostUnrep  atomic.Bool // a peer was found lost and Progress has not reported it yet
+	someLost   atomic.Bool // some peer was found lost (poll may then skip its abandoned slots)
 	wakePend   atomic.Bool // Wake was called and no Sleep has consumed it
 	monitor    peerMonitor
 	magic      *uint64 // the word peers read to probe single copy; kept alive here
@@ -91,6 +92,7 @@ type peer struct {
 	acks     []int64 // fragments to return to this peer; progMu
 	reported bool    // OnPeerLost called; progMu
 	pid      int
+	self     *ctl // our own control block, where claimN announces its claims (gone.go)
 }
 
 var _ btl.Module = (*Module)(nil)
@@ -175,6 +177,9 @@ func newModule(job Job, cfg Config, log hclog.Logger, seg *mpool.Segment, layout
 	}
 	self := &m.peers[m.rank]
 	m.ctl, m.fifo = self.ctl, self.fifo
+	for i := range m.peers {
+		m.peers[i].self = m.ctl
+	}
 	m.eager = newFragPool(self.region.Eager, cfg.EagerFragSize(), cfg.FreeListNum, cfg.FreeListMax, cfg.FreeListInc)
 	m.maxFrags = newFragPool(self.region.Max, cfg.MaxFragSize(), cfg.FreeListNum, cfg.FreeListMax, cfg.FreeListInc)
 	m.prog.ackPeers = make([]int, 0, job.Size)

@@ -89,6 +89,7 @@ func (w *peerMonitor) check() bool {
 
 func (w *peerMonitor) markLost(p *peer) {
 	p.lost.Store(true)
+	w.m.someLost.Store(true)
 	w.m.lostUnrep.Store(true)
 }
 

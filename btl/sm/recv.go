@@ -57,6 +57,11 @@ func (m *Module) poll() int {
 	for n <= int(m.mask) {
 		e := &m.fifo[st.tail&m.mask]
 		if e.seq.Load() != st.tail+1 {
+			if k := m.abandoned(st.tail); k > 0 { // only once a peer is lost
+				st.tail += k
+				n += int(k)
+				continue
+			}
 			break
 		}
 		k := 1

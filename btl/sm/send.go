@@ -33,6 +33,7 @@ func (p *peer) claimN(slots, k uint64) (*elem, uint64, bool) {
 				return nil, 0, false
 			}
 		}
+		storeSeq(&p.self.claim, claimWord(p.rank, h, k)) // before the CAS: see gone.go
 		if c.head.CompareAndSwap(h, h+k) {
 			return &p.fifo[h&(slots-1)], h, true
 		}

@@ -64,7 +64,8 @@ type ctl struct {
 	pid       uint64        // owner's process id
 	magicAddr uint64        // address, in the owner's memory, of a word holding probeMagic^rank
 	running   atomic.Uint64 // oversubscribed: 1 while the owner is polling, 0 while it yields
-	_         [40]byte
+	claim     atomic.Uint64 // the slots the owner is claiming or last claimed (claimWord); see gone.go
+	_         [32]byte
 }
 
 // Slot kinds.

@@ -33,6 +33,7 @@ func TestSharedOffsets(t *testing.T) {
 		{"ctl.pid", unsafe.Offsetof(c.pid), 320},
 		{"ctl.magicAddr", unsafe.Offsetof(c.magicAddr), 328},
 		{"ctl.running", unsafe.Offsetof(c.running), 336},
+		{"ctl.claim", unsafe.Offsetof(c.claim), 344},
 		{"sizeof ctl", unsafe.Sizeof(c), ctlSize},
 		{"elem.seq", unsafe.Offsetof(e.seq), 0},
 		{"elem.frag", unsafe.Offsetof(e.frag), 8},

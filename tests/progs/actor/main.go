@@ -80,6 +80,9 @@ func main() {
 	default:
 		die("unknown mode %q", mode)
 	}
+	if err := gorun.Finalize(); err != nil {
+		die("Finalize: %v", err)
+	}
 }
 
 func act(comm *gorun.Comm, action string) {

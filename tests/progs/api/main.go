@@ -19,6 +19,7 @@ import (
 	"unsafe"
 
 	"github.com/gorun-mpi/gorun"
+	"github.com/gorun-mpi/gorun/jobenv"
 )
 
 var world *gorun.Comm
@@ -325,6 +326,11 @@ func fatalPeer() {
 	}
 	switch world.Rank() {
 	case 1:
+		if code == 0 {
+			// Pass for a rank that finalized: gorun would otherwise take
+			// the exit for a failure (issue 16 item 4) and stop the job.
+			jobenv.RecordFinalize()
+		}
 		os.Exit(code)
 	case 0:
 		_, err := world.Recv(make([]byte, 4), 1, 0)
