@@ -35,7 +35,13 @@
 //   - Only the first failure is reported; ranks that end because gorun
 //     stopped them are not.
 //   - When gorun dies, even by SIGKILL, every rank ends: the lifeline's
-//     end-of-file (jobenv.Watch) and Pdeathsig, both.
+//     end-of-file (jobenv.Watch) and Pdeathsig, both; so does a `go build`
+//     it started (Pdeathsig, from a thread that lives as long as the
+//     build). The janitor (janitor.go), a gorun process in a session of its
+//     own started with the session, then kills what lingers and removes the
+//     session directory and the shared-memory files.
+//   - A closed stdout or stderr (`gorun ... | head`) does not end the job:
+//     its output is discarded from then on, as Open MPI does.
 //
 // Session files: "launcher" (this package), "abort.<rank>" (jobenv.Abort),
 // "finalized.<rank>" (jobenv.RecordFinalize, at gorun.Finalize), the

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -56,6 +57,11 @@ type Options struct {
 	Stdout, Stderr io.Writer
 	Environ        []string
 	TempDir        string
+
+	// Janitor is the gorun executable, started as the job's janitor
+	// (JanitorArg): if gorun is killed, it removes what the job left.
+	// "" starts none (tests that call Run in their own process).
+	Janitor string
 }
 
 // job is one run of Run.
@@ -155,6 +161,14 @@ func (j *job) run() int {
 	if err != nil {
 		return j.fail("%v", err)
 	}
+	if o.Janitor != "" {
+		stop, err := startJanitor(o.Janitor, j.sess, j.backingDir)
+		if err != nil {
+			j.sess.close(j.backingDir)
+			return j.fail("%v", err)
+		}
+		defer stop() // runs after close: the janitor then finds nothing to do
+	}
 	defer j.sess.close(j.backingDir)
 	j.log.Debug("session", "dir", j.sess.dir)
 
@@ -172,7 +186,12 @@ func (j *job) build(prog *program, sigs <-chan os.Signal) (status int, ok bool) 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- prog.build(ctx, j.sess.dir) }()
+	go func() {
+		// go build's Pdeathsig fires when the thread that started it
+		// exits: this goroutine keeps its thread until the build is over.
+		runtime.LockOSThread()
+		done <- prog.build(ctx, j.sess.dir)
+	}()
 	select {
 	case err := <-done:
 		if err != nil {

@@ -11,8 +11,11 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gorun-mpi/gorun/jobenv"
 )
 
 // program is what the ranks run: an executable, or a Go package directory
@@ -106,6 +109,20 @@ func (p *program) build(ctx context.Context, dir string) error {
 	}
 	out := filepath.Join(dir, "bin", p.name)
 	cmd := exec.CommandContext(ctx, goCmd, "build", "-o", out, p.target)
+	// The build dies with gorun (Pdeathsig; the caller's thread lives as
+	// long as the build), in a process group of its own that a cancel
+	// kills whole; GORUN_SESSION_DIR marks it and its compilers as the
+	// job's for the janitor, and GOTMPDIR keeps go's work directory in the
+	// session directory, so nothing of it outlives a killed gorun.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.Env = append(os.Environ(), jobenv.EnvSessionDir+"="+dir)
+	if os.Getenv("GOTMPDIR") == "" {
+		gotmp := filepath.Join(dir, "gotmp")
+		if err := os.Mkdir(gotmp, 0o700); err == nil {
+			cmd.Env = append(cmd.Env, "GOTMPDIR="+gotmp)
+		}
+	}
 	var output bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &output, &output
 	if err := cmd.Run(); err != nil {

@@ -9,6 +9,9 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == launcher.JanitorArg {
+		os.Exit(launcher.RunJanitor(os.Args[2:]))
+	}
 	opts, help, err := parseArgs(os.Args[1:])
 	switch {
 	case help:
@@ -19,5 +22,8 @@ func main() {
 		os.Exit(launcher.ExitUsage)
 	}
 	opts.Stdin = os.Stdin
+	if exe, err := os.Executable(); err == nil {
+		opts.Janitor = exe // cleans up if gorun is killed
+	}
 	os.Exit(launcher.Run(opts))
 }
