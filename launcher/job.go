@@ -105,7 +105,19 @@ func Run(o Options) int {
 		o.TempDir = os.TempDir()
 	}
 	j := &job{o: o, stdout: &sink{w: o.Stdout}, stderr: &sink{w: o.Stderr}}
+	defer ignoreSIGPIPE()()
 	return j.run()
+}
+
+// ignoreSIGPIPE makes a write to a closed pipe on gorun's stdout or
+// stderr fail with EPIPE instead of killing gorun (Go's default for fds 1
+// and 2), so that `gorun ... | head` neither leaves the session directory
+// behind nor kills the job (see sink). The returned func undoes it. A
+// handled signal is reset on exec, so the ranks keep the default.
+func ignoreSIGPIPE() func() {
+	c := make(chan os.Signal, 1) // never read: the signal is only noted
+	signal.Notify(c, unix.SIGPIPE)
+	return func() { signal.Stop(c) }
 }
 
 func (j *job) fail(format string, args ...any) int {

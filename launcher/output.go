@@ -17,15 +17,27 @@ const maxLine = 64 << 10
 // sink is one of gorun's output streams, shared by every rank's forwarder
 // and by gorun's own messages. mu serializes writes so that each line goes
 // out in one piece.
+//
+// A write that fails (the reader of a pipe is gone: `gorun ... | head`)
+// makes the sink discard everything after it, as Open MPI's output
+// forwarding does: the forwarders keep draining the ranks' pipes, so no
+// rank blocks or gets SIGPIPE, the job runs to its end and gorun cleans up
+// as always (Run turns SIGPIPE into an EPIPE error, see ignoreSIGPIPE).
 type sink struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu     sync.Mutex
+	w      io.Writer
+	closed bool // a write failed; later output is discarded
 }
 
 func (s *sink) write(b []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.w.Write(b) // nowhere to report a failed write of the user's output
+	if s.closed {
+		return
+	}
+	if _, err := s.w.Write(b); err != nil {
+		s.closed = true // nowhere to report a failed write of the user's output
+	}
 }
 
 // printf writes one message line of gorun's own.

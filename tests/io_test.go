@@ -1,8 +1,10 @@
 package tests
 
 import (
+	"bufio"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -10,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gorun-mpi/gorun/tests/jobtest"
 )
@@ -133,4 +136,43 @@ func TestRankGOMAXPROCS(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestStdoutClosedEarly (issue 16 item 9): `gorun ... | head -1`. The
+// reader of gorun's stdout goes away after one line while the ranks still
+// print thousands; gorun must not die of SIGPIPE (leaving its session
+// directory): like Open MPI it discards the rest of the output, the job
+// runs to its end with status 0, and nothing is left behind.
+func TestStdoutClosedEarly(t *testing.T) {
+	t.Parallel()
+	tmp := t.TempDir()
+	cmd := exec.Command(jobtest.Gorun(), "-np", "3", actor(), "lines", "20000")
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	out.Close() // as head does after its line
+	if err != nil || !strings.HasPrefix(line, "line ") {
+		t.Errorf("first line %q, %v", line, err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		err = <-done
+		t.Errorf("gorun still ran 60 s after its stdout closed")
+	}
+	if err != nil || stderr.String() != "" {
+		t.Errorf("gorun ended with %v (%v), stderr %q; want status 0 and nothing on stderr", err, cmd.ProcessState, stderr.String())
+	}
+	jobtest.CheckClean(t, tmp, cmd.Process.Pid, 0)
 }

@@ -9,6 +9,7 @@
 //	actor stdin                print what stdin held
 //	actor tag                  print two lines and a last one without newline
 //	actor marker DIR           create DIR/marker.R
+//	actor lines N              print N lines
 package main
 
 import (
@@ -70,6 +71,14 @@ func main() {
 	case "tag":
 		fmt.Fprint(os.Stdout, "out one\nout two\nlast without newline")
 		fmt.Fprint(os.Stderr, "err one\n")
+	case "lines":
+		if len(args) != 1 {
+			die("usage: actor lines N")
+		}
+		n, _ := strconv.Atoi(args[0])
+		for i := 0; i < n; i++ {
+			fmt.Printf("line %d %d\n", rank, i)
+		}
 	case "marker":
 		if len(args) != 1 {
 			die("usage: actor marker DIR")
