@@ -13,7 +13,8 @@
 //
 // Invariant: values are resolved by mca.Resolve from the same inputs the
 // gorun launcher uses (flags, environment, working directory, $HOME), and
-// every component's parameters are visible because the root package, which
-// imports every component, is linked in. Exit status: 0, or 2 for a usage
+// every parameter gorun knows is visible because the same packages are
+// linked in: the root package (which imports every component) and the
+// launcher. Exit status: 0, or 2 for a usage
 // error, an unknown --param or an invalid value.
 package main

@@ -13,7 +13,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	_ "github.com/gorun-mpi/gorun" // links in every component, so their parameters are registered
+	_ "github.com/gorun-mpi/gorun"          // links in every component, so their parameters are registered
+	_ "github.com/gorun-mpi/gorun/launcher" // and the launcher's (rank programs do not link it)
 	"github.com/gorun-mpi/gorun/mca"
 )
 

@@ -41,6 +41,28 @@ func TestTableListsParameters(t *testing.T) {
 	}
 }
 
+// TestListsEveryNamedParameter: the parameters the project's issues and
+// contract name are all listed, the launcher's and the deprecated
+// btl_sm_spin_count included.
+func TestListsEveryNamedParameter(t *testing.T) {
+	code, out, errOut := runInfo(t, nil)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	for _, name := range []string{"btl", "btl_self_eager_limit", "btl_self_max_send_size",
+		"btl_sm_backing_directory", "btl_sm_eager_limit", "btl_sm_fifo_lazy_free", "btl_sm_fifo_size",
+		"btl_sm_free_list_max", "btl_sm_free_list_num", "btl_sm_inline_limit", "btl_sm_max_send_size",
+		"btl_sm_segment_min_size", "btl_sm_single_copy", "btl_sm_spin_count", "pml_ob1_spin_count",
+		"btl_tcp_if_include", "btl_tcp_if_exclude", "btl_tcp_eager_limit", "btl_tcp_max_send_size",
+		"btl_tcp_timeout", "btl_tcp_port_min", "btl_tcp_port_range", "launcher_base_gomaxprocs",
+		"plm_ssh_agent", "pml_ob1_rget_limit", "pml_ob1_rget_max", "pml_ob1_unexpected_limit",
+		"pml_ob1_yield_when_idle", "rndv_base_timeout"} {
+		if !strings.Contains(out, "\n"+name+" ") {
+			t.Errorf("gorun-info does not list %s", name)
+		}
+	}
+}
+
 func TestMCAFlagAndEnvPreview(t *testing.T) {
 	code, out, _ := runInfo(t, []string{"GORUN_MCA_pml_base_verbose=debug"}, "--mca", "btl", "sm", "--param", "btl")
 	if code != 0 || !strings.Contains(out, "value:    sm\n") || !strings.Contains(out, "source:   flag\n") {
