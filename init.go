@@ -5,10 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/gorun-mpi/gorun/btl"
+	"github.com/gorun-mpi/gorun/btl/remap"
 	"github.com/gorun-mpi/gorun/btl/self"
 	"github.com/gorun-mpi/gorun/btl/sm"
 	"github.com/gorun-mpi/gorun/jobenv"
@@ -254,7 +256,7 @@ func (w *wiring) closeBTLs() {
 // openSM joins the job's shared segment; a singleton or a job of one rank
 // has no peer to share it with.
 func openSM(w *wiring) (btl.Module, error) {
-	if !w.inJob || w.job.Size < 2 || !w.smLocal() {
+	if !w.inJob || w.job.Size < 2 {
 		return nil, nil
 	}
 	if w.pmi != nil {
@@ -269,21 +271,40 @@ func openSM(w *wiring) (btl.Module, error) {
 	return sm.New(job, w.params, mca.Logger(w.params, "btl"))
 }
 
-// openSMPMI is openSM for a PMI job whose ranks are all on this machine:
-// the same segment, rendezvous in a node-local session directory keyed by
-// the PMI job id, which rank 0 removes once every rank has attached.
+// openSMPMI is openSM for a PMI job: the ranks of this machine share a
+// segment exactly as under gorun, numbered 0..k-1 among themselves (shown
+// to the PML by world rank through btl/remap), with their rendezvous in a
+// node-local session directory keyed by the PMI job id, which local rank 0
+// creates and removes once every local rank has attached.
 func openSMPMI(w *wiring) (btl.Module, error) {
+	local := w.localRanks()
+	if len(local) < 2 {
+		return nil, nil
+	}
+	me := slices.Index(local, w.job.Rank)
+	pids := make([]int, len(local))
+	for i, r := range local {
+		pids[i] = w.pids[r]
+	}
 	dir := pmiSessionDir(w.job.JobID)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("gorun: creating the node-local session directory: %w", err)
 	}
-	job := sm.Job{Rank: w.job.Rank, Size: w.job.Size, LocalRank: w.job.Rank,
-		SessionDir: dir, JobID: "pmi-" + filepath.Base(dir), Pids: w.pids}
+	job := sm.Job{Rank: me, Size: len(local), LocalRank: me,
+		SessionDir: dir, JobID: "pmi-" + filepath.Base(dir), Pids: pids}
 	m, err := sm.New(job, w.params, mca.Logger(w.params, "btl"))
-	if w.job.Rank == 0 || err != nil {
+	if me == 0 || err != nil {
 		os.RemoveAll(dir)
 	}
-	return m, err
+	if err != nil {
+		return nil, err
+	}
+	rm, err := remap.New(m, w.job.Size, local)
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	return rm, nil
 }
 
 // startPML starts the PML over the open BTLs.

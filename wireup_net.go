@@ -69,9 +69,9 @@ func readPMIJob(e pmi.Env, timeout time.Duration) (*pmi.Client, jobenv.Job, erro
 	return c, jobenv.Job{Rank: c.Rank, Size: c.Size, JobID: c.JobID}, nil
 }
 
-// tcpWanted reports whether the tcp BTL is selected and some peer of this
-// rank needs it: a rank on another machine, or any other rank when sm is
-// not selected.
+// tcpReach is the peers the tcp BTL carries, nil when none: with tcp
+// selected, every rank on another machine, and the ranks on this one too
+// when sm is not selected.
 func (w *wiring) tcpReach() []bool {
 	if !w.rt.BTL.Has("tcp") || w.job.Size < 2 {
 		return nil
@@ -83,7 +83,7 @@ func (w *wiring) tcpReach() []bool {
 			continue
 		}
 		remote := w.nodes != nil && w.nodes[p] != w.nodes[w.job.Rank]
-		if remote || !w.rt.BTL.Has("sm") || !w.smLocal() {
+		if remote || !w.rt.BTL.Has("sm") {
 			reach[p], any = true, true
 		}
 	}
@@ -93,19 +93,22 @@ func (w *wiring) tcpReach() []bool {
 	return reach
 }
 
-// smLocal reports whether sm can carry this rank's node-local peers: under
-// gorun on one machine always; in a PMI job only when every rank is on
-// this node (sm addresses the ranks of one machine by world rank).
-func (w *wiring) smLocal() bool {
+// localRanks is the world ranks on this rank's machine, in rank order.
+func (w *wiring) localRanks() []int {
 	if w.nodes == nil {
-		return true
+		all := make([]int, w.job.Size)
+		for i := range all {
+			all[i] = i
+		}
+		return all
 	}
-	for _, n := range w.nodes {
-		if n != w.nodes[w.job.Rank] {
-			return false
+	var l []int
+	for r, n := range w.nodes {
+		if n == w.nodes[w.job.Rank] {
+			l = append(l, r)
 		}
 	}
-	return true
+	return l
 }
 
 // listenTCP opens the tcp module when some peer needs it, before the card

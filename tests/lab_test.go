@@ -50,6 +50,18 @@ func TestSlurmPMI2(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "OK") {
 		t.Fatalf("srun ring: exit %d\n%s\n%s", code, out, s.Logs())
 	}
+	// The two ranks of each host share a segment; each rank reaches the
+	// other host's two ranks over TCP.
+	out, code = srun(t, s, 90*time.Second, "--export=ALL,GORUN_MCA_btl_base_verbose=debug", "--mpi=pmi2", "-N2", "-n4", jobtest.Example("ring"))
+	if code != 0 || !strings.Contains(out, "OK") || strings.Count(out, "sm ready") != 4 || strings.Count(out, "tcp connected: rank=") != 4 ||
+		strings.Count(out, "peers=2") != 4 {
+		t.Fatalf("srun ring with debug logs: exit %d; want 4 sm modules and 4 tcp modules of 2 peers each:\n%s", code, out)
+	}
+	// One host: shared memory only.
+	out, code = srun(t, s, 90*time.Second, "--export=ALL,GORUN_MCA_btl_base_verbose=debug", "--mpi=pmi2", "-N1", "-n2", jobtest.Example("ring"))
+	if code != 0 || !strings.Contains(out, "OK") || strings.Count(out, "sm ready") != 2 || strings.Contains(out, "tcp") {
+		t.Fatalf("srun -N1 -n2 ring: exit %d; want sm only:\n%s", code, out)
+	}
 	for _, mode := range []string{"order", "wildcard", "probe", "ssend", "dup", "flood", "finalize"} {
 		out, code := srun(t, s, 120*time.Second, "--mpi=pmi2", "-N2", "-n4", jobtest.Prog("p2p"), mode)
 		if code != 0 || !strings.Contains(out, mode+" ok") {
