@@ -41,11 +41,3 @@ func (c *Comm) Free() error {
 	}
 	return fatalCheck(c.c.Free())
 }
-
-// Barrier returns once every rank of c has called it.
-func (c *Comm) Barrier() error {
-	if c == nil {
-		return errNilComm
-	}
-	return fatalCheck(c.c.Barrier())
-}

@@ -54,6 +54,8 @@
 package gorun
 
 import (
+	"sync/atomic"
+
 	"github.com/gorun-mpi/gorun/internal/errs"
 	"github.com/gorun-mpi/gorun/pml"
 )
@@ -100,6 +102,9 @@ func status(s pml.Status) Status { return Status{Source: s.Source, Tag: s.Tag, C
 // matching context of its own.
 type Comm struct {
 	c *pml.Comm
+	// collSeq numbers the collectives started on c: each gets its own tag
+	// on the hidden context (every rank starts them in the same order).
+	collSeq atomic.Uint32
 }
 
 // Rank is this process's rank in c.

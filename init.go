@@ -13,6 +13,7 @@ import (
 	"github.com/gorun-mpi/gorun/btl/remap"
 	"github.com/gorun-mpi/gorun/btl/self"
 	"github.com/gorun-mpi/gorun/btl/sm"
+	"github.com/gorun-mpi/gorun/coll"
 	"github.com/gorun-mpi/gorun/jobenv"
 	"github.com/gorun-mpi/gorun/mca"
 	"github.com/gorun-mpi/gorun/pmi"
@@ -46,6 +47,8 @@ var state struct {
 	pml       *pml.PML
 	pmi       *pmi.Client // a PMI job's server connection, finalized at Finalize
 	finalized bool
+	coll      *coll.Engine // runs the collectives' schedules
+	collCfg   coll.Config
 }
 
 // Init joins the job started by gorun and returns the world communicator.
@@ -65,6 +68,7 @@ func Init() (*Comm, error) {
 		return nil, fatalCheck(err)
 	}
 	state.pml, state.pmi = p, pc
+	state.coll = coll.NewEngine(p, state.collCfg)
 	state.world = &Comm{c: p.World()}
 	return state.world, nil
 }
@@ -313,7 +317,11 @@ func (w *wiring) startPML() (*pml.PML, error) {
 	if err != nil {
 		return nil, err
 	}
+	if state.collCfg, err = coll.Params.Config(w.params); err != nil {
+		return nil, err
+	}
 	cfg.Rank, cfg.Size, cfg.Modules, cfg.Log = w.job.Rank, w.job.Size, w.mods, mca.Logger(w.params, "pml")
+	cfg.NodeID = w.nodes // SplitShared's machines; nil: all on this one
 	cfg.SetYield(runtime.NumCPU())
 	return pml.New(cfg)
 }

@@ -16,6 +16,7 @@ type Status struct {
 const (
 	kindSend = 1 + iota
 	kindRecv
+	kindExternal // completed by its owner (a collective's schedule): Complete
 )
 
 // Request is one point-to-point operation. A Request is completed exactly

@@ -7,21 +7,52 @@ import (
 	"github.com/gorun-mpi/gorun/tests/jobtest"
 )
 
+// forced makes every collective use the algorithm auto does not pick at
+// the test's sizes.
+var forced = []string{
+	"coll_tuned_allreduce_algorithm", "ring",
+	"coll_tuned_bcast_algorithm", "scatter_allgather",
+	"coll_tuned_allgather_algorithm", "ring",
+	"coll_tuned_alltoall_algorithm", "pairwise",
+	"coll_tuned_reduce_scatter_block_algorithm", "recursive_doubling",
+}
+
+var bruck = []string{"coll_tuned_allgather_algorithm", "bruck"}
+
 // Communicators and collectives under the real launcher (see tests/progs/coll
 // for what each mode asserts). Every job must print "MODE ok" and exit 0.
+// 8 ranks run oversubscribed on CI's 2 cores.
 func TestCollectives(t *testing.T) {
 	cases := []struct {
 		mode string
 		nps  []int
+		mca  []string
 	}{
-		{"split", []int{1, 2, 3, 5, 8}},
-		{"concurrentdup", []int{2, 4}}, // issue 16 item 2
+		{"split", []int{1, 2, 3, 5, 8}, nil},
+		{"concurrentdup", []int{2, 4}, nil}, // issue 16 item 2
+		{"all", []int{1, 2, 3, 5, 8}, nil},  // every collective, every root, in place, v-variants with zeros and gaps
+		{"all", []int{4, 5}, forced},
+		{"all", []int{6}, bruck},
+		{"args", []int{1, 2, 5}, nil},         // argument errors, before anything is sent
+		{"nonblocking", []int{2, 3, 8}, nil},  // outstanding, completed out of order, beside wildcard receives
+		{"goroutines", []int{3, 8}, nil},      // split communicators from several goroutines
+		{"stress", []int{2, 5, 8}, nil},       // 2000 iterations with changing roots
+		{"determinism", []int{3, 8}, nil},     // bit-identical Allreduce on every rank
+		{"determinism", []int{5}, forced[:2]}, // ... with the ring algorithm too
 	}
 	for _, c := range cases {
 		for _, np := range c.nps {
-			t.Run(c.mode+"/"+itoa(np), func(t *testing.T) {
+			name := c.mode + "/" + itoa(np)
+			if c.mca != nil {
+				name += "/" + c.mca[1]
+			}
+			t.Run(name, func(t *testing.T) {
 				t.Parallel()
-				args := []string{"-np", itoa(np), "--timeout", "120s", jobtest.Prog("coll"), c.mode}
+				args := []string{"-np", itoa(np), "--timeout", "120s"}
+				for i := 0; i+1 < len(c.mca); i += 2 {
+					args = append(args, "--mca", c.mca[i], c.mca[i+1])
+				}
+				args = append(args, jobtest.Prog("coll"), c.mode)
 				r := jobtest.Run(t, args...)
 				if r.Code != 0 || !strings.Contains(r.Stdout, c.mode+" ok") {
 					t.Fatalf("gorun %v: exit %d\nstdout:\n%s\nstderr:\n%s", args, r.Code, r.Stdout, r.Stderr)

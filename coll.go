@@ -1,0 +1,470 @@
+package gorun
+
+import (
+	"fmt"
+	"reflect"
+	"runtime"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/gorun-mpi/gorun/coll"
+	"github.com/gorun-mpi/gorun/pml"
+)
+
+// Collectives: package-level generic functions over a *Comm (see the coll
+// package for the algorithms and the engine that runs them). All ranks of
+// c call the same collectives in the same order; collectives never match
+// point-to-point traffic (they travel on c's hidden context, each with a
+// tag of its own). In place: send == nil means recv holds this rank's
+// input and receives the result.
+
+func elemSize[T Scalar]() int {
+	var z T
+	return int(unsafe.Sizeof(z))
+}
+
+// collReady reports why c cannot run a collective, or nil.
+func (c *Comm) collReady() error {
+	if c == nil {
+		return errNilComm
+	}
+	return c.c.Usable()
+}
+
+// collTag takes the tag of the next collective on c.
+func (c *Comm) collTag() int {
+	const span = pml.MaxTag - pml.FirstCollTag + 1
+	return pml.FirstCollTag + int((c.collSeq.Add(1)-1)%span)
+}
+
+// start runs s on c and returns its request.
+func (c *Comm) start(s coll.Schedule, elem int, send, recv []byte, red coll.ReduceFunc) *Request {
+	r := new(Request)
+	state.coll.Start(&r.h, c.c, c.collTag(), s, elem, send, recv, red)
+	return r
+}
+
+func wait(r *Request, err error) error {
+	if err != nil {
+		return err
+	}
+	_, err = r.Wait()
+	return err
+}
+
+func (c *Comm) checkRoot(root int) error {
+	if root < 0 || root >= c.Size() {
+		return fmt.Errorf("gorun: root %d is outside 0..%d: %w", root, c.Size()-1, ErrInvalidRank)
+	}
+	return nil
+}
+
+func lenErr(call, what string, got, want int) error {
+	return fmt.Errorf("gorun: %s: %s has %d elements, want %d: %w", call, what, got, want, ErrInvalidArg)
+}
+
+// builtinOps are the names of the commutative built-in ops.
+var builtinOps = []string{"Sum", "Prod", "Min", "Max", "BAnd", "BOr", "BXor", "LAnd", "LOr", "LXor"}
+
+// builtinCache maps an op's code pointer to whether it is a built-in.
+var builtinCache sync.Map
+
+// isBuiltin reports whether fn is one of the package's commutative ops.
+func isBuiltin(fn any) bool {
+	pc := reflect.ValueOf(fn).Pointer()
+	if v, ok := builtinCache.Load(pc); ok {
+		return v.(bool)
+	}
+	name := ""
+	if f := runtime.FuncForPC(pc); f != nil {
+		name = f.Name()
+	}
+	b := false
+	const pkg = "github.com/gorun-mpi/gorun."
+	if rest, ok := strings.CutPrefix(name, pkg); ok {
+		for _, o := range builtinOps {
+			if strings.HasPrefix(rest, o+"[") {
+				b = true
+			}
+		}
+	}
+	builtinCache.Store(pc, b)
+	return b
+}
+
+// reducer turns op into the engine's byte-level reduction; ordered is true
+// for a user Op (combined in rank order).
+func reducer[T Scalar](call string, op Op[T]) (red coll.ReduceFunc, ordered bool, err error) {
+	if op == nil {
+		return nil, false, fmt.Errorf("gorun: %s: nil Op: %w", call, ErrInvalidArg)
+	}
+	size := elemSize[T]()
+	red = func(acc, in []byte) {
+		op(unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(acc))), len(acc)/size),
+			unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(in))), len(in)/size))
+	}
+	return red, !isBuiltin(op), nil
+}
+
+// Barrier returns once every rank of c has called it.
+func (c *Comm) Barrier() error { return wait(Ibarrier(c)) }
+
+// Ibarrier starts a barrier; its request completes once every rank of c
+// has started it.
+func Ibarrier(c *Comm) (*Request, error) {
+	if err := c.collReady(); err != nil {
+		return nil, err
+	}
+	return c.start(state.coll.Config().BarrierSchedule(c.Size(), c.Rank()), 1, nil, nil, nil), nil
+}
+
+// Bcast sends root's buf to every rank's buf.
+func Bcast[T Scalar](c *Comm, buf []T, root int) error { return wait(Ibcast(c, buf, root)) }
+
+// Ibcast is the nonblocking Bcast.
+func Ibcast[T Scalar](c *Comm, buf []T, root int) (*Request, error) {
+	if err := c.collReady(); err != nil {
+		return nil, err
+	}
+	if err := c.checkRoot(root); err != nil {
+		return nil, err
+	}
+	e := elemSize[T]()
+	s := state.coll.Config().BcastSchedule(c.Size(), c.Rank(), root, len(buf), e)
+	return c.start(s, e, nil, asBytes(buf), nil), nil
+}
+
+// Reduce combines every rank's send with op into root's recv (recv is used
+// at root only; send == nil at root: in place).
+func Reduce[T Scalar](c *Comm, send, recv []T, op Op[T], root int) error {
+	return wait(Ireduce(c, send, recv, op, root))
+}
+
+// Ireduce is the nonblocking Reduce.
+func Ireduce[T Scalar](c *Comm, send, recv []T, op Op[T], root int) (*Request, error) {
+	if err := c.collReady(); err != nil {
+		return nil, err
+	}
+	if err := c.checkRoot(root); err != nil {
+		return nil, err
+	}
+	red, ordered, err := reducer("Reduce", op)
+	if err != nil {
+		return nil, err
+	}
+	count := len(send)
+	in := coll.Region{Buf: coll.BufSend, Len: count}
+	if c.Rank() == root {
+		if send == nil {
+			count = len(recv)
+			in = coll.Region{Buf: coll.BufRecv, Len: count}
+		} else if len(recv) != len(send) {
+			return nil, lenErr("Reduce", "the root's recv", len(recv), len(send))
+		}
+	} else {
+		recv = nil
+	}
+	s := state.coll.Config().ReduceSchedule(c.Size(), c.Rank(), root, count, in, ordered)
+	return c.start(s, elemSize[T](), asBytes(send), asBytes(recv), red), nil
+}
+
+// Allreduce combines every rank's send with op into every rank's recv;
+// every rank gets the same bits.
+func Allreduce[T Scalar](c *Comm, send, recv []T, op Op[T]) error {
+	return wait(Iallreduce(c, send, recv, op))
+}
+
+// Iallreduce is the nonblocking Allreduce.
+func Iallreduce[T Scalar](c *Comm, send, recv []T, op Op[T]) (*Request, error) {
+	if err := c.collReady(); err != nil {
+		return nil, err
+	}
+	red, ordered, err := reducer("Allreduce", op)
+	if err != nil {
+		return nil, err
+	}
+	if send != nil {
+		if len(recv) != len(send) {
+			return nil, lenErr("Allreduce", "recv", len(recv), len(send))
+		}
+		copy(recv, send)
+	}
+	e := elemSize[T]()
+	s := state.coll.Config().AllreduceSchedule(c.Size(), c.Rank(), len(recv), e, ordered)
+	return c.start(s, e, nil, asBytes(recv), red), nil
+}
+
+// Scan puts the reduction of ranks 0..Rank()'s send into recv (inclusive
+// prefix, in rank order).
+func Scan[T Scalar](c *Comm, send, recv []T, op Op[T]) error {
+	return scan(c, send, recv, op, false)
+}
+
+// Exscan puts the reduction of ranks 0..Rank()-1's send into recv; rank
+// 0's recv is untouched.
+func Exscan[T Scalar](c *Comm, send, recv []T, op Op[T]) error {
+	return scan(c, send, recv, op, true)
+}
+
+func scan[T Scalar](c *Comm, send, recv []T, op Op[T], exclusive bool) error {
+	call := "Scan"
+	if exclusive {
+		call = "Exscan"
+	}
+	if err := c.collReady(); err != nil {
+		return err
+	}
+	red, _, err := reducer(call, op)
+	if err != nil {
+		return err
+	}
+	in := coll.Region{Buf: coll.BufRecv, Len: len(recv)}
+	if send != nil {
+		if len(recv) != len(send) {
+			return lenErr(call, "recv", len(recv), len(send))
+		}
+		in.Buf = coll.BufSend
+	}
+	s := coll.ScanRecursiveDoubling(c.Size(), c.Rank(), len(recv), in, exclusive)
+	return wait(c.start(s, elemSize[T](), asBytes(send), asBytes(recv), red), nil)
+}
+
+// ReduceScatterBlock reduces every rank's send (Size() blocks of
+// len(recv)) and gives rank i block i of the result.
+func ReduceScatterBlock[T Scalar](c *Comm, send, recv []T, op Op[T]) error {
+	if err := c.collReady(); err != nil {
+		return err
+	}
+	red, ordered, err := reducer("ReduceScatterBlock", op)
+	if err != nil {
+		return err
+	}
+	if len(send) != c.Size()*len(recv) {
+		return lenErr("ReduceScatterBlock", "send", len(send), c.Size()*len(recv))
+	}
+	s := state.coll.Config().ReduceScatterBlockSchedule(c.Size(), c.Rank(), len(recv), ordered)
+	return wait(c.start(s, elemSize[T](), asBytes(send), asBytes(recv), red), nil)
+}
+
+// Gather puts every rank's send, in rank order, into root's recv
+// (len(recv) == Size()*len(send)); send == nil at root: its block is
+// already in place.
+func Gather[T Scalar](c *Comm, send, recv []T, root int) error {
+	if err := c.collReady(); err != nil {
+		return err
+	}
+	if err := c.checkRoot(root); err != nil {
+		return err
+	}
+	n, me := c.Size(), c.Rank()
+	count := len(send)
+	in := coll.Region{Buf: coll.BufSend, Len: count}
+	if me == root {
+		if send == nil {
+			if len(recv)%n != 0 {
+				return fmt.Errorf("gorun: Gather: in place, recv's %d elements are not %d equal blocks: %w", len(recv), n, ErrInvalidArg)
+			}
+			count = len(recv) / n
+			in = coll.Region{Buf: coll.BufRecv, Off: root * count, Len: count}
+		} else if len(recv) != n*count {
+			return lenErr("Gather", "the root's recv", len(recv), n*count)
+		}
+	} else {
+		recv = nil
+	}
+	s := coll.GatherLinear(n, me, root, count, in)
+	return wait(c.start(s, elemSize[T](), asBytes(send), asBytes(recv), nil), nil)
+}
+
+// Scatter gives rank i block i of root's send (len(send) ==
+// Size()*len(recv)).
+func Scatter[T Scalar](c *Comm, send, recv []T, root int) error {
+	if err := c.collReady(); err != nil {
+		return err
+	}
+	if err := c.checkRoot(root); err != nil {
+		return err
+	}
+	n, me := c.Size(), c.Rank()
+	if me == root {
+		if len(send) != n*len(recv) {
+			return lenErr("Scatter", "the root's send", len(send), n*len(recv))
+		}
+	} else {
+		send = nil
+	}
+	s := coll.ScatterLinear(n, me, root, len(recv))
+	return wait(c.start(s, elemSize[T](), asBytes(send), asBytes(recv), nil), nil)
+}
+
+// Allgather puts every rank's send, in rank order, into every rank's recv
+// (len(recv) == Size()*len(send)); send == nil: this rank's block is
+// already in place.
+func Allgather[T Scalar](c *Comm, send, recv []T) error {
+	return wait(Iallgather(c, send, recv))
+}
+
+// Iallgather is the nonblocking Allgather.
+func Iallgather[T Scalar](c *Comm, send, recv []T) (*Request, error) {
+	if err := c.collReady(); err != nil {
+		return nil, err
+	}
+	n, me := c.Size(), c.Rank()
+	var count int
+	if send == nil {
+		if len(recv)%n != 0 {
+			return nil, fmt.Errorf("gorun: Allgather: in place, recv's %d elements are not %d equal blocks: %w", len(recv), n, ErrInvalidArg)
+		}
+		count = len(recv) / n
+	} else {
+		count = len(send)
+		if len(recv) != n*count {
+			return nil, lenErr("Allgather", "recv", len(recv), n*count)
+		}
+		copy(recv[me*count:], send)
+	}
+	e := elemSize[T]()
+	s := state.coll.Config().AllgatherSchedule(n, me, count, e)
+	return c.start(s, e, nil, asBytes(recv), nil), nil
+}
+
+// Alltoall sends block i of send (blocks of len(send)/Size()) to rank i,
+// which puts it at block Rank() of its recv; send == nil: in place.
+func Alltoall[T Scalar](c *Comm, send, recv []T) error {
+	return wait(Ialltoall(c, send, recv))
+}
+
+// Ialltoall is the nonblocking Alltoall.
+func Ialltoall[T Scalar](c *Comm, send, recv []T) (*Request, error) {
+	if err := c.collReady(); err != nil {
+		return nil, err
+	}
+	n, me := c.Size(), c.Rank()
+	in := send
+	if in == nil {
+		in = recv
+	}
+	if len(in)%n != 0 {
+		return nil, fmt.Errorf("gorun: Alltoall: %d elements are not %d equal blocks: %w", len(in), n, ErrInvalidArg)
+	}
+	if len(recv) != len(in) {
+		return nil, lenErr("Alltoall", "recv", len(recv), len(in))
+	}
+	e := elemSize[T]()
+	s := state.coll.Config().AlltoallSchedule(n, me, len(in)/n, e, send == nil)
+	return c.start(s, e, asBytes(send), asBytes(recv), nil), nil
+}
+
+// checkV checks counts and displacements for n blocks in a buffer of size
+// elements; with disjoint, blocks must not overlap (a receive side).
+func checkV(call, what string, counts, displs []int, n, size int, disjoint bool) error {
+	if len(counts) != n || len(displs) != n {
+		return fmt.Errorf("gorun: %s: %d %s counts and %d displacements, want %d of each: %w", call, len(counts), what, len(displs), n, ErrInvalidArg)
+	}
+	for i := 0; i < n; i++ {
+		if counts[i] < 0 || displs[i] < 0 || displs[i]+counts[i] > size {
+			return fmt.Errorf("gorun: %s: %s block %d (count %d at displacement %d) is outside the buffer of %d elements: %w",
+				call, what, i, counts[i], displs[i], size, ErrInvalidArg)
+		}
+	}
+	if disjoint {
+		for i := 0; i < n; i++ {
+			for j := i + 1; j < n; j++ {
+				if counts[i] > 0 && counts[j] > 0 && displs[i] < displs[j]+counts[j] && displs[j] < displs[i]+counts[i] {
+					return fmt.Errorf("gorun: %s: %s blocks %d and %d overlap: %w", call, what, i, j, ErrInvalidArg)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// Gatherv puts rank i's send at root's recv[displs[i]:displs[i]+counts[i]]
+// (counts and displs are used at root only; send == nil at root: in place).
+func Gatherv[T Scalar](c *Comm, send, recv []T, counts, displs []int, root int) error {
+	if err := c.collReady(); err != nil {
+		return err
+	}
+	if err := c.checkRoot(root); err != nil {
+		return err
+	}
+	n, me := c.Size(), c.Rank()
+	in := coll.Region{Buf: coll.BufSend, Len: len(send)}
+	if me == root {
+		if err := checkV("Gatherv", "recv", counts, displs, n, len(recv), true); err != nil {
+			return err
+		}
+		if send == nil {
+			in = coll.Region{Buf: coll.BufRecv, Off: displs[me], Len: counts[me]}
+		} else if len(send) != counts[me] {
+			return lenErr("Gatherv", "the root's send", len(send), counts[me])
+		}
+	} else {
+		recv, counts, displs = nil, nil, nil
+	}
+	s := coll.GathervLinear(n, me, root, in, counts, displs)
+	return wait(c.start(s, elemSize[T](), asBytes(send), asBytes(recv), nil), nil)
+}
+
+// Scatterv gives rank i root's send[displs[i]:displs[i]+counts[i]] in its
+// recv (counts and displs are used at root only).
+func Scatterv[T Scalar](c *Comm, send []T, counts, displs []int, recv []T, root int) error {
+	if err := c.collReady(); err != nil {
+		return err
+	}
+	if err := c.checkRoot(root); err != nil {
+		return err
+	}
+	n, me := c.Size(), c.Rank()
+	if me == root {
+		if err := checkV("Scatterv", "send", counts, displs, n, len(send), false); err != nil {
+			return err
+		}
+		if counts[me] != len(recv) {
+			return lenErr("Scatterv", "the root's recv", len(recv), counts[me])
+		}
+	} else {
+		send, counts, displs = nil, nil, nil
+	}
+	s := coll.ScattervLinear(n, me, root, counts, displs, len(recv))
+	return wait(c.start(s, elemSize[T](), asBytes(send), asBytes(recv), nil), nil)
+}
+
+// Allgatherv puts rank i's send at every rank's
+// recv[displs[i]:displs[i]+counts[i]]; send == nil: in place.
+func Allgatherv[T Scalar](c *Comm, send, recv []T, counts, displs []int) error {
+	if err := c.collReady(); err != nil {
+		return err
+	}
+	n, me := c.Size(), c.Rank()
+	if err := checkV("Allgatherv", "recv", counts, displs, n, len(recv), true); err != nil {
+		return err
+	}
+	if send != nil {
+		if len(send) != counts[me] {
+			return lenErr("Allgatherv", "send", len(send), counts[me])
+		}
+		copy(recv[displs[me]:], send)
+	}
+	s := coll.AllgathervRing(n, me, counts, displs)
+	return wait(c.start(s, elemSize[T](), nil, asBytes(recv), nil), nil)
+}
+
+// Alltoallv sends send[sendDispls[i]:+sendCounts[i]] to rank i, which puts
+// it at recv[recvDispls[me]:+recvCounts[me]].
+func Alltoallv[T Scalar](c *Comm, send []T, sendCounts, sendDispls []int,
+	recv []T, recvCounts, recvDispls []int) error {
+	if err := c.collReady(); err != nil {
+		return err
+	}
+	n, me := c.Size(), c.Rank()
+	if err := checkV("Alltoallv", "send", sendCounts, sendDispls, n, len(send), false); err != nil {
+		return err
+	}
+	if err := checkV("Alltoallv", "recv", recvCounts, recvDispls, n, len(recv), true); err != nil {
+		return err
+	}
+	s := coll.AlltoallvPairwise(n, me, sendCounts, sendDispls, recvCounts, recvDispls, false)
+	return wait(c.start(s, elemSize[T](), asBytes(send), asBytes(recv), nil), nil)
+}

@@ -1,0 +1,396 @@
+package coll
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+)
+
+var sizes = []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 16, 17}
+var counts = []int{0, 1, 3, 17}
+
+func newRanks(n int, f func(r int) (Schedule, [3][]byte)) []*simRank {
+	rs := make([]*simRank, n)
+	for r := range rs {
+		s, b := f(r)
+		rs[r] = &simRank{s: s, bufs: b}
+	}
+	return rs
+}
+
+func eq(t *testing.T, what string, got, want []byte) {
+	t.Helper()
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%s: got %x\nwant %x", what, got, want)
+	}
+}
+
+func TestBarrier(t *testing.T) {
+	for _, n := range sizes {
+		rs := newRanks(n, func(r int) (Schedule, [3][]byte) { return BarrierDissemination(n, r), [3][]byte{} })
+		simulate(t, rs, 1, nil)
+	}
+}
+
+func TestBcast(t *testing.T) {
+	algs := map[string]func(n, r, root, count int) Schedule{
+		"binomial": BcastBinomial, "scatter_allgather": BcastScatterAllgather,
+	}
+	for name, alg := range algs {
+		for _, n := range sizes {
+			for root := 0; root < n; root++ {
+				for _, count := range counts {
+					t.Run(fmt.Sprint(name, "/n", n, "/root", root, "/count", count), func(t *testing.T) {
+						want := input(99, count, 8)
+						rs := newRanks(n, func(r int) (Schedule, [3][]byte) {
+							b := make([]byte, count*8)
+							if r == root {
+								copy(b, want)
+							}
+							return alg(n, r, root, count), [3][]byte{nil, b, nil}
+						})
+						simulate(t, rs, 8, nil)
+						for r, x := range rs {
+							eq(t, fmt.Sprint("rank ", r), x.bufs[BufRecv], want)
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+func TestReduce(t *testing.T) {
+	for _, op := range opKinds {
+		for _, n := range sizes {
+			for root := 0; root < n; root++ {
+				for _, count := range counts {
+					for _, inPlace := range []bool{false, true} {
+						inputs := make([][]byte, n)
+						for r := range inputs {
+							inputs[r] = input(r, count, op.elem)
+						}
+						rs := newRanks(n, func(r int) (Schedule, [3][]byte) {
+							recv := make([]byte, count*op.elem)
+							in := reg(BufSend, 0, count)
+							send := inputs[r]
+							if inPlace && r == root {
+								copy(recv, inputs[r])
+								in, send = reg(BufRecv, 0, count), nil
+							}
+							return ReduceBinomial(n, r, root, count, in, op.ordered), [3][]byte{send, recv, nil}
+						})
+						simulate(t, rs, op.elem, op.red)
+						eq(t, fmt.Sprint(op.name, " n", n, " root", root, " count", count, " inplace ", inPlace), rs[root].bufs[BufRecv], refReduce(op, inputs, 0, n))
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestAllreduce(t *testing.T) {
+	algs := map[string]func(n, r, count int) Schedule{
+		"recursive_doubling": AllreduceRecursiveDoubling, "ring": AllreduceRing,
+	}
+	for name, alg := range algs {
+		for _, op := range opKinds {
+			if op.ordered && name == "ring" {
+				continue
+			}
+			for _, n := range sizes {
+				for _, count := range counts {
+					inputs := make([][]byte, n)
+					for r := range inputs {
+						inputs[r] = input(r, count, op.elem)
+					}
+					rs := newRanks(n, func(r int) (Schedule, [3][]byte) {
+						return alg(n, r, count), [3][]byte{nil, append([]byte(nil), inputs[r]...), nil}
+					})
+					simulate(t, rs, op.elem, op.red)
+					want := refReduce(op, inputs, 0, n)
+					for r, x := range rs {
+						eq(t, fmt.Sprint(name, " ", op.name, " n", n, " count", count, " rank ", r), x.bufs[BufRecv], want)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestScan(t *testing.T) {
+	for _, op := range opKinds {
+		for _, n := range sizes {
+			for _, count := range counts {
+				for _, excl := range []bool{false, true} {
+					for _, inPlace := range []bool{false, true} {
+						inputs := make([][]byte, n)
+						for r := range inputs {
+							inputs[r] = input(r, count, op.elem)
+						}
+						marker := bytes.Repeat([]byte{0xAB}, count*op.elem)
+						rs := newRanks(n, func(r int) (Schedule, [3][]byte) {
+							recv := append([]byte(nil), marker...)
+							in, send := reg(BufSend, 0, count), inputs[r]
+							if inPlace {
+								copy(recv, inputs[r])
+								in, send = reg(BufRecv, 0, count), nil
+							}
+							return ScanRecursiveDoubling(n, r, count, in, excl), [3][]byte{send, recv, nil}
+						})
+						simulate(t, rs, op.elem, op.red)
+						for r, x := range rs {
+							what := fmt.Sprint(op.name, " n", n, " count", count, " excl ", excl, " inplace ", inPlace, " rank ", r)
+							switch {
+							case !excl:
+								eq(t, what, x.bufs[BufRecv], refReduce(op, inputs, 0, r+1))
+							case r == 0 && inPlace:
+								eq(t, what, x.bufs[BufRecv], inputs[0])
+							case r == 0:
+								eq(t, what, x.bufs[BufRecv], marker)
+							default:
+								eq(t, what, x.bufs[BufRecv], refReduce(op, inputs, 0, r))
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestReduceScatterBlock(t *testing.T) {
+	for _, op := range opKinds {
+		for _, n := range sizes {
+			for _, rcount := range counts {
+				for _, alg := range []string{"ring", "recursive_doubling"} {
+					if op.ordered && alg == "ring" {
+						continue
+					}
+					inputs := make([][]byte, n)
+					for r := range inputs {
+						inputs[r] = input(r, n*rcount, op.elem)
+					}
+					rs := newRanks(n, func(r int) (Schedule, [3][]byte) {
+						s := Config{ReduceScatterBlock: alg}.ReduceScatterBlockSchedule(n, r, rcount, op.ordered)
+						return s, [3][]byte{inputs[r], make([]byte, rcount*op.elem), nil}
+					})
+					simulate(t, rs, op.elem, op.red)
+					all := refReduce(op, inputs, 0, n)
+					bs := rcount * op.elem
+					for r, x := range rs {
+						eq(t, fmt.Sprint(op.name, " ", alg, " n", n, " rcount", rcount, " rank ", r), x.bufs[BufRecv], all[r*bs:(r+1)*bs])
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestGatherScatter(t *testing.T) {
+	const elem = 8
+	for _, n := range sizes {
+		for root := 0; root < n; root++ {
+			for _, count := range counts {
+				inputs := make([][]byte, n)
+				var all []byte
+				for r := range inputs {
+					inputs[r] = input(r, count, elem)
+					all = append(all, inputs[r]...)
+				}
+				for _, inPlace := range []bool{false, true} {
+					rs := newRanks(n, func(r int) (Schedule, [3][]byte) {
+						recv := make([]byte, n*count*elem)
+						in, send := reg(BufSend, 0, count), inputs[r]
+						if inPlace && r == root {
+							copy(recv[r*count*elem:], inputs[r])
+							in, send = reg(BufRecv, r*count, count), nil
+						}
+						return GatherLinear(n, r, root, count, in), [3][]byte{send, recv, nil}
+					})
+					simulate(t, rs, elem, nil)
+					eq(t, fmt.Sprint("gather n", n, " root", root, " count", count), rs[root].bufs[BufRecv], all)
+				}
+				rs := newRanks(n, func(r int) (Schedule, [3][]byte) {
+					var send []byte
+					if r == root {
+						send = all
+					}
+					return ScatterLinear(n, r, root, count), [3][]byte{send, make([]byte, count*elem), nil}
+				})
+				simulate(t, rs, elem, nil)
+				for r, x := range rs {
+					eq(t, fmt.Sprint("scatter n", n, " root", root, " count", count, " rank ", r), x.bufs[BufRecv], inputs[r])
+				}
+			}
+		}
+	}
+}
+
+func TestAllgather(t *testing.T) {
+	const elem = 8
+	algs := map[string]func(n, r, count int) Schedule{
+		"ring": AllgatherRing, "bruck": AllgatherBruck, "recursive_doubling": AllgatherRecursiveDoubling,
+	}
+	for name, alg := range algs {
+		for _, n := range sizes {
+			if name == "recursive_doubling" && n&(n-1) != 0 {
+				continue
+			}
+			for _, count := range counts {
+				var all []byte
+				for r := 0; r < n; r++ {
+					all = append(all, input(r, count, elem)...)
+				}
+				rs := newRanks(n, func(r int) (Schedule, [3][]byte) {
+					recv := make([]byte, n*count*elem)
+					copy(recv[r*count*elem:], input(r, count, elem))
+					return alg(n, r, count), [3][]byte{nil, recv, nil}
+				})
+				simulate(t, rs, elem, nil)
+				for r, x := range rs {
+					eq(t, fmt.Sprint(name, " n", n, " count", count, " rank ", r), x.bufs[BufRecv], all)
+				}
+			}
+		}
+	}
+}
+
+func TestAlltoall(t *testing.T) {
+	const elem = 8
+	algs := map[string]func(n, r, count int, inPlace bool) Schedule{
+		"pairwise": AlltoallPairwise, "linear": AlltoallLinear,
+	}
+	for name, alg := range algs {
+		for _, n := range sizes {
+			for _, count := range counts {
+				for _, inPlace := range []bool{false, true} {
+					// Rank r's block for rank d is input(r*100+d).
+					blk := func(r, d int) []byte { return input(r*100+d, count, elem) }
+					rs := newRanks(n, func(r int) (Schedule, [3][]byte) {
+						var send []byte
+						for d := 0; d < n; d++ {
+							send = append(send, blk(r, d)...)
+						}
+						recv := make([]byte, n*count*elem)
+						if inPlace {
+							copy(recv, send)
+							send = nil
+						}
+						return alg(n, r, count, inPlace), [3][]byte{send, recv, nil}
+					})
+					simulate(t, rs, elem, nil)
+					for r, x := range rs {
+						var want []byte
+						for s := 0; s < n; s++ {
+							want = append(want, blk(s, r)...)
+						}
+						eq(t, fmt.Sprint(name, " n", n, " count", count, " inplace ", inPlace, " rank ", r), x.bufs[BufRecv], want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// The v-variants with zero counts and gaps between blocks.
+func TestVariants(t *testing.T) {
+	const elem = 8
+	for _, n := range sizes {
+		counts, displs := make([]int, n), make([]int, n)
+		off := 1 // a gap before the first block too
+		for i := range counts {
+			counts[i] = (i * 3) % 4 // zeros among them
+			displs[i] = off
+			off += counts[i] + i%2 // gaps after odd ranks
+		}
+		total := off
+		for root := 0; root < n; root++ {
+			rs := newRanks(n, func(r int) (Schedule, [3][]byte) {
+				return GathervLinear(n, r, root, reg(BufSend, 0, counts[r]), counts, displs),
+					[3][]byte{input(r, counts[r], elem), make([]byte, total*elem), nil}
+			})
+			simulate(t, rs, elem, nil)
+			for i := 0; i < n; i++ {
+				eq(t, fmt.Sprint("gatherv n", n, " block ", i), rs[root].bufs[BufRecv][displs[i]*elem:(displs[i]+counts[i])*elem], input(i, counts[i], elem))
+			}
+			full := input(1234, total, elem)
+			rs = newRanks(n, func(r int) (Schedule, [3][]byte) {
+				var send []byte
+				if r == root {
+					send = full
+				}
+				return ScattervLinear(n, r, root, counts, displs, counts[r]), [3][]byte{send, make([]byte, counts[r]*elem), nil}
+			})
+			simulate(t, rs, elem, nil)
+			for r, x := range rs {
+				eq(t, fmt.Sprint("scatterv n", n, " rank ", r), x.bufs[BufRecv], full[displs[r]*elem:(displs[r]+counts[r])*elem])
+			}
+		}
+		rs := newRanks(n, func(r int) (Schedule, [3][]byte) {
+			recv := make([]byte, total*elem)
+			copy(recv[displs[r]*elem:], input(r, counts[r], elem))
+			return AllgathervRing(n, r, counts, displs), [3][]byte{nil, recv, nil}
+		})
+		simulate(t, rs, elem, nil)
+		for r, x := range rs {
+			for i := 0; i < n; i++ {
+				eq(t, fmt.Sprint("allgatherv n", n, " rank ", r, " block ", i), x.bufs[BufRecv][displs[i]*elem:(displs[i]+counts[i])*elem], input(i, counts[i], elem))
+			}
+		}
+		// Alltoallv: rank r sends (r+d)%3 elements to d.
+		sc := func(r, d int) int { return (r + d) % 3 }
+		rs = newRanks(n, func(r int) (Schedule, [3][]byte) {
+			scs, sds, rcs, rds := make([]int, n), make([]int, n), make([]int, n), make([]int, n)
+			so, ro := 0, 2
+			for d := 0; d < n; d++ {
+				scs[d], sds[d] = sc(r, d), so
+				so += scs[d] + 1
+				rcs[d], rds[d] = sc(d, r), ro
+				ro += rcs[d]
+			}
+			send := make([]byte, so*elem)
+			for d := 0; d < n; d++ {
+				copy(send[sds[d]*elem:], input(r*100+d, scs[d], elem))
+			}
+			return AlltoallvPairwise(n, r, scs, sds, rcs, rds, false), [3][]byte{send, make([]byte, ro*elem), nil}
+		})
+		simulate(t, rs, elem, nil)
+		for r, x := range rs {
+			ro := 2
+			for s := 0; s < n; s++ {
+				c := sc(s, r)
+				eq(t, fmt.Sprint("alltoallv n", n, " rank ", r, " from ", s), x.bufs[BufRecv][ro*elem:(ro+c)*elem], input(s*100+r, c, elem))
+				ro += c
+			}
+		}
+	}
+}
+
+// FuzzAllreduce checks the recursive-doubling and ring schedules for any
+// communicator size and count against the model.
+func FuzzAllreduce(f *testing.F) {
+	f.Add(uint8(5), uint8(3), false)
+	f.Add(uint8(17), uint8(0), true)
+	f.Add(uint8(1), uint8(40), false)
+	f.Fuzz(func(t *testing.T, n8, count8 uint8, ring bool) {
+		n, count := int(n8%40)+1, int(count8)
+		op := opKinds[0]
+		inputs := make([][]byte, n)
+		for r := range inputs {
+			inputs[r] = input(r, count, op.elem)
+		}
+		rs := newRanks(n, func(r int) (Schedule, [3][]byte) {
+			s := AllreduceRecursiveDoubling(n, r, count)
+			if ring {
+				s = AllreduceRing(n, r, count)
+			}
+			return s, [3][]byte{nil, append([]byte(nil), inputs[r]...), nil}
+		})
+		simulate(t, rs, op.elem, op.red)
+		want := refReduce(op, inputs, 0, n)
+		for r, x := range rs {
+			eq(t, fmt.Sprint("rank ", r), x.bufs[BufRecv], want)
+		}
+	})
+}

@@ -1,0 +1,171 @@
+package coll
+
+import (
+	"sync"
+
+	"github.com/gorun-mpi/gorun/pml"
+)
+
+// ReduceFunc combines in into acc element-wise (acc = acc ⊕ in); both hold
+// whole elements of the operation's type.
+type ReduceFunc func(acc, in []byte)
+
+// Engine runs the schedules of one PML. It is safe for concurrent use.
+type Engine struct {
+	p   *pml.PML
+	cfg Config
+	mu  sync.Mutex // guards active; held while advancing (TryLock in progress)
+	// active are the operations started and not yet complete.
+	active []*Op
+}
+
+// NewEngine makes the engine of p, choosing algorithms by cfg, and hooks
+// it into p's progress.
+func NewEngine(p *pml.PML, cfg Config) *Engine {
+	e := &Engine{p: p, cfg: cfg}
+	p.SetProgressHook(e.progress)
+	return e
+}
+
+// Config is the algorithm choice the engine was made with.
+func (e *Engine) Config() Config { return e.cfg }
+
+// Op is one running collective.
+type Op struct {
+	s      Schedule
+	c      *pml.Comm // the hidden collective communicator
+	tag    int
+	elem   int
+	bufs   [3][]byte
+	reduce ReduceFunc
+	round  int // next round to start
+	reqs   []pml.Request
+	nreqs  int // requests of the current round
+	err    error
+	req    *pml.Request // the external request the user holds
+	scr    []byte       // scratch for ReduceRev
+}
+
+// Start begins schedule s on c's hidden context with tag, over the
+// buffers send, recv (elem bytes per element; either may be nil when s
+// does not use it) and reduce (nil when s has no reduction). h, a zero
+// Handle, becomes the operation's request. The first round is posted
+// before Start returns.
+func (e *Engine) Start(h *pml.Handle, c *pml.Comm, tag int, s Schedule, elem int, send, recv []byte, reduce ReduceFunc) {
+	op := &Op{s: s, c: c.Coll(), tag: tag, elem: elem, reduce: reduce}
+	op.bufs[BufSend], op.bufs[BufRecv] = send, recv
+	if s.Tmp > 0 {
+		op.bufs[BufTmp] = make([]byte, s.Tmp*elem)
+	}
+	most := 0
+	for _, rd := range s.Rounds {
+		k := 0
+		for _, st := range rd {
+			if st.Kind == Send || st.Kind == Recv {
+				k++
+			}
+		}
+		most = max(most, k)
+	}
+	op.reqs = make([]pml.Request, most)
+	op.req = e.p.StartExternal(h)
+	e.mu.Lock()
+	if op.advance() {
+		e.mu.Unlock()
+		return
+	}
+	e.active = append(e.active, op)
+	e.mu.Unlock()
+	e.p.Progress() // a round of local sends may already be complete
+}
+
+// progress advances every running operation as far as it goes; it is the
+// PML's progress hook.
+func (e *Engine) progress() int {
+	if !e.mu.TryLock() {
+		return 0
+	}
+	n := 0
+	keep := e.active[:0]
+	for _, op := range e.active {
+		r := op.round
+		if op.advance() {
+			n++
+			continue
+		}
+		if op.round != r {
+			n++
+		}
+		keep = append(keep, op)
+	}
+	for i := len(keep); i < len(e.active); i++ {
+		e.active[i] = nil
+	}
+	e.active = keep
+	e.mu.Unlock()
+	return n
+}
+
+// advance starts rounds while the current one is complete, and reports
+// whether the operation has completed (its request is then complete).
+func (op *Op) advance() bool {
+	for {
+		for i := 0; i < op.nreqs; i++ {
+			if !op.reqs[i].Done() {
+				return false
+			}
+		}
+		for i := 0; i < op.nreqs; i++ {
+			if _, err := op.reqs[i].Wait(nil); err != nil && op.err == nil {
+				op.err = err
+			}
+			op.reqs[i] = pml.Request{}
+		}
+		op.nreqs = 0
+		if op.err != nil || op.round == len(op.s.Rounds) {
+			op.req.Complete(op.err)
+			return true
+		}
+		op.startRound(op.s.Rounds[op.round])
+		op.round++
+	}
+}
+
+func (op *Op) region(r Region) []byte {
+	return op.bufs[r.Buf][r.Off*op.elem : (r.Off+r.Len)*op.elem]
+}
+
+// startRound runs a round's steps in order: local ones at once, sends and
+// receives posted. After a failed post nothing more is started.
+func (op *Op) startRound(rd []Step) {
+	for _, st := range rd {
+		var err error
+		switch st.Kind {
+		case Send:
+			err = op.c.Isend(&op.reqs[op.nreqs], op.region(st.A), st.Peer, op.tag, false)
+		case Recv:
+			err = op.c.Irecv(&op.reqs[op.nreqs], op.region(st.A), st.Peer, op.tag)
+		case Copy:
+			copy(op.region(st.A), op.region(st.B))
+		case Reduce:
+			op.reduce(op.region(st.A), op.region(st.B))
+		case ReduceRev:
+			// A = B ⊕ A through scratch: s = B; s ⊕= A; A = s.
+			a, b := op.region(st.A), op.region(st.B)
+			if cap(op.scr) < len(a) {
+				op.scr = make([]byte, len(a))
+			}
+			s := op.scr[:len(a)]
+			copy(s, b)
+			op.reduce(s, a)
+			copy(a, s)
+		}
+		if err != nil {
+			op.err = err
+			return
+		}
+		if st.Kind == Send || st.Kind == Recv {
+			op.nreqs++
+		}
+	}
+}

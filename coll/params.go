@@ -1,0 +1,37 @@
+package coll
+
+import "github.com/gorun-mpi/gorun/mca"
+
+// Params declares the coll/tuned parameters, each bound to its Config
+// field: each forces one algorithm (Open MPI's
+// coll_tuned_<op>_algorithm); "auto" lets the engine choose by message
+// size and communicator size (see tuned.go).
+var Params = mca.Declare("coll_tuned", []mca.Field[Config]{
+	mca.Enum("coll_tuned_barrier_algorithm", "auto", []string{"auto", "dissemination"},
+		func(c *Config) *string { return &c.Barrier },
+		"Barrier algorithm: auto or dissemination"),
+	mca.Enum("coll_tuned_bcast_algorithm", "auto", []string{"auto", "binomial", "scatter_allgather"},
+		func(c *Config) *string { return &c.Bcast },
+		"Bcast algorithm: auto, binomial, or scatter_allgather (binomial scatter then ring allgather, for large messages)"),
+	mca.Enum("coll_tuned_reduce_algorithm", "auto", []string{"auto", "binomial"},
+		func(c *Config) *string { return &c.Reduce },
+		"Reduce algorithm: auto or binomial (in rank order for user ops)"),
+	mca.Enum("coll_tuned_allreduce_algorithm", "auto", []string{"auto", "recursive_doubling", "ring"},
+		func(c *Config) *string { return &c.Allreduce },
+		"Allreduce algorithm: auto, recursive_doubling, or ring (reduce-scatter + allgather; built-in ops only, user ops always use recursive_doubling)"),
+	mca.Enum("coll_tuned_allgather_algorithm", "auto", []string{"auto", "recursive_doubling", "bruck", "ring"},
+		func(c *Config) *string { return &c.Allgather },
+		"Allgather algorithm: auto, recursive_doubling (power-of-two sizes; others use bruck), bruck, or ring"),
+	mca.Enum("coll_tuned_alltoall_algorithm", "auto", []string{"auto", "linear", "pairwise"},
+		func(c *Config) *string { return &c.Alltoall },
+		"Alltoall algorithm: auto, linear (every exchange posted at once), or pairwise (one peer per step)"),
+	mca.Enum("coll_tuned_reduce_scatter_block_algorithm", "auto", []string{"auto", "ring", "recursive_doubling"},
+		func(c *Config) *string { return &c.ReduceScatterBlock },
+		"ReduceScatterBlock algorithm: auto, ring (built-in ops; user ops use recursive_doubling), or recursive_doubling (allreduce, then keep one block)"),
+})
+
+// Config forces algorithms; the zero value (every field "" or "auto")
+// lets the engine choose.
+type Config struct {
+	Barrier, Bcast, Reduce, Allreduce, Allgather, Alltoall, ReduceScatterBlock string
+}

@@ -1,0 +1,100 @@
+package coll
+
+// Algorithm selection (Open MPI's coll/tuned decision functions are the
+// model; the thresholds are this machine's, see docs/PERFORMANCE.md).
+// Sizes are in bytes; "auto" or "" chooses, anything else forces.
+//
+//	Barrier             dissemination
+//	Bcast               binomial; scatter_allgather from 256 KiB on ≥ 4 ranks
+//	Reduce              binomial (in rank order for user ops)
+//	Allreduce           recursive_doubling; ring from 64 KiB (built-in ops)
+//	Allgather           recursive_doubling (power of two) or bruck up to
+//	                    64 KiB gathered; ring above
+//	Alltoall            linear up to 256 KiB sent per rank; pairwise above
+//	ReduceScatterBlock  ring (built-in ops); recursive_doubling (user ops)
+//	Gather, Scatter, the v-variants, Scan, Exscan: linear / recursive doubling
+
+// Barrier returns the barrier schedule.
+func (c Config) BarrierSchedule(n, r int) Schedule { return BarrierDissemination(n, r) }
+
+// BcastSchedule chooses for count elements of elem bytes.
+func (c Config) BcastSchedule(n, r, root, count, elem int) Schedule {
+	alg := c.Bcast
+	if alg == "" || alg == "auto" {
+		alg = "binomial"
+		if n >= 4 && count*elem >= 256<<10 && count >= n {
+			alg = "scatter_allgather"
+		}
+	}
+	if alg == "scatter_allgather" {
+		return BcastScatterAllgather(n, r, root, count)
+	}
+	return BcastBinomial(n, r, root, count)
+}
+
+// ReduceSchedule: ordered for a user Op (rank-order combination).
+func (c Config) ReduceSchedule(n, r, root, count int, in Region, ordered bool) Schedule {
+	return ReduceBinomial(n, r, root, count, in, ordered)
+}
+
+// AllreduceSchedule chooses; ordered (a user Op) always takes recursive
+// doubling, the one that combines in rank order.
+func (c Config) AllreduceSchedule(n, r, count, elem int, ordered bool) Schedule {
+	alg := c.Allreduce
+	if alg == "" || alg == "auto" {
+		alg = "recursive_doubling"
+		if count*elem >= 64<<10 && count >= n {
+			alg = "ring"
+		}
+	}
+	if alg == "ring" && !ordered {
+		return AllreduceRing(n, r, count)
+	}
+	return AllreduceRecursiveDoubling(n, r, count)
+}
+
+// AllgatherSchedule chooses for blocks of count elements.
+func (c Config) AllgatherSchedule(n, r, count, elem int) Schedule {
+	alg := c.Allgather
+	pow2 := n&(n-1) == 0
+	if alg == "" || alg == "auto" {
+		switch {
+		case n*count*elem > 64<<10:
+			alg = "ring"
+		case pow2:
+			alg = "recursive_doubling"
+		default:
+			alg = "bruck"
+		}
+	}
+	switch {
+	case alg == "recursive_doubling" && pow2:
+		return AllgatherRecursiveDoubling(n, r, count)
+	case alg == "ring":
+		return AllgatherRing(n, r, count)
+	}
+	return AllgatherBruck(n, r, count)
+}
+
+// AlltoallSchedule chooses for blocks of count elements.
+func (c Config) AlltoallSchedule(n, r, count, elem int, inPlace bool) Schedule {
+	alg := c.Alltoall
+	if alg == "" || alg == "auto" {
+		alg = "linear"
+		if n*count*elem > 256<<10 {
+			alg = "pairwise"
+		}
+	}
+	if alg == "pairwise" {
+		return AlltoallPairwise(n, r, count, inPlace)
+	}
+	return AlltoallLinear(n, r, count, inPlace)
+}
+
+// ReduceScatterBlockSchedule chooses for blocks of rcount elements.
+func (c Config) ReduceScatterBlockSchedule(n, r, rcount int, ordered bool) Schedule {
+	if ordered || c.ReduceScatterBlock == "recursive_doubling" {
+		return ReduceScatterBlockOrdered(n, r, rcount)
+	}
+	return ReduceScatterBlockRing(n, r, rcount)
+}

@@ -1,0 +1,75 @@
+package gorun
+
+import (
+	"math"
+	"testing"
+)
+
+// The built-in ops are recognized as commutative (any order allowed); a
+// user's Op is combined in rank order.
+func TestBuiltinOpsRecognized(t *testing.T) {
+	builtins := []any{Sum[float64], Prod[int32], Min[uint8], Max[float32], BAnd[int], BOr[uint64], BXor[int16], LAnd[int8], LOr[uintptr], LXor[uint]}
+	for i, op := range builtins {
+		if !isBuiltin(op) {
+			t.Errorf("built-in op %d (%T) not recognized", i, op)
+		}
+	}
+	user := func(acc, in []float64) { Sum(acc, in) }
+	if isBuiltin(user) {
+		t.Error("a user Op counted as built-in")
+	}
+}
+
+// Each op on a small table (MPI's definitions; logical ops give 1 or 0).
+func TestOps(t *testing.T) {
+	acc := []int32{3, -2, 0, 5}
+	in := []int32{4, 0, 0, -5}
+	cases := []struct {
+		name string
+		op   Op[int32]
+		want []int32
+	}{
+		{"Sum", Sum[int32], []int32{7, -2, 0, 0}},
+		{"Prod", Prod[int32], []int32{12, 0, 0, -25}},
+		{"Min", Min[int32], []int32{3, -2, 0, -5}},
+		{"Max", Max[int32], []int32{4, 0, 0, 5}},
+		{"BAnd", BAnd[int32], []int32{0, 0, 0, 5 & -5}},
+		{"BOr", BOr[int32], []int32{7, -2, 0, 5 | -5}},
+		{"BXor", BXor[int32], []int32{7, -2, 0, 5 ^ -5}},
+		{"LAnd", LAnd[int32], []int32{1, 0, 0, 1}},
+		{"LOr", LOr[int32], []int32{1, 1, 0, 1}},
+		{"LXor", LXor[int32], []int32{0, 1, 0, 0}},
+	}
+	for _, c := range cases {
+		a := append([]int32(nil), acc...)
+		c.op(a, in)
+		for i := range a {
+			if a[i] != c.want[i] {
+				t.Errorf("%s(%v, %v) = %v, want %v", c.name, acc, in, a, c.want)
+				break
+			}
+		}
+	}
+	f := []float64{1, math.Inf(-1)}
+	Max(f, []float64{2, 0})
+	if f[0] != 2 || f[1] != 0 {
+		t.Errorf("Max float64: %v", f)
+	}
+}
+
+// The built-in ops allocate nothing.
+func TestOpsAllocateNothing(t *testing.T) {
+	a, b := make([]float64, 1024), make([]float64, 1024)
+	if n := testing.AllocsPerRun(100, func() { Sum(a, b) }); n != 0 {
+		t.Errorf("Sum allocates %v times per call", n)
+	}
+}
+
+func BenchmarkSumFloat64(b *testing.B) {
+	acc, in := make([]float64, 1<<16), make([]float64, 1<<16)
+	b.SetBytes(8 << 16)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		Sum(acc, in)
+	}
+}
