@@ -57,6 +57,13 @@ func TestSlurmPMI2(t *testing.T) {
 		strings.Count(out, "peers=2") != 4 {
 		t.Fatalf("srun ring with debug logs: exit %d; want 4 sm modules and 4 tcp modules of 2 peers each:\n%s", code, out)
 	}
+	// SplitShared groups the ranks by host (ranks 0,1 on h1; 2,3 on h2).
+	out, code = srun(t, s, 90*time.Second, "--mpi=pmi2", "-N2", "-n4", jobtest.Prog("netfail"), "shared")
+	for r, want := range []string{"rank 0: shared 0 of 2 on h1", "rank 1: shared 1 of 2 on h1", "rank 2: shared 0 of 2 on h2", "rank 3: shared 1 of 2 on h2"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("srun netfail shared: rank %d did not say %q (exit %d):\n%s", r, want, code, out)
+		}
+	}
 	// One host: shared memory only.
 	out, code = srun(t, s, 90*time.Second, "--export=ALL,GORUN_MCA_btl_base_verbose=debug", "--mpi=pmi2", "-N1", "-n2", jobtest.Example("ring"))
 	if code != 0 || !strings.Contains(out, "OK") || strings.Count(out, "sm ready") != 2 || strings.Contains(out, "tcp") {

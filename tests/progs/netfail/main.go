@@ -9,6 +9,8 @@
 //	                        the same round, finalizes and says "done"
 //	netfail exit CODE       rank 1 exits with CODE at once; the others wait
 //	                        for it and report the loss
+//	netfail shared          prints "rank R: shared S of N on HOST": its
+//	                        place in SplitShared's communicator
 //
 // Output lines: "rank R: ready" once the ring has run a few rounds, then
 // "rank R: peer lost after S s" (ErrPeerLost, S = seconds since the last
@@ -42,6 +44,18 @@ func main() {
 	if os.Args[1] == "exit" && r == 1 {
 		code, _ := strconv.Atoi(os.Args[2])
 		os.Exit(code)
+	}
+	if os.Args[1] == "shared" {
+		sh, err := world.SplitShared(r)
+		if err != nil {
+			fmt.Printf("rank %d: error: SplitShared: %v\n", r, err)
+			os.Exit(3)
+		}
+		fmt.Printf("rank %d: shared %d of %d on %s\n", r, sh.Rank(), sh.Size(), gorun.ProcessorName())
+		if err := gorun.Finalize(); err != nil {
+			os.Exit(3)
+		}
+		return
 	}
 	if os.Args[1] == "stream" && len(os.Args) > 2 {
 		size, _ = strconv.Atoi(os.Args[2])
