@@ -27,19 +27,19 @@ func ParseHosts(list string) ([]Host, error) {
 		name, slots, hasSlots := strings.Cut(item, ":")
 		h := Host{Name: name}
 		if err := checkHostName(name); err != nil {
-			return nil, fmt.Errorf("--host %q: %v", list, err)
+			return nil, fmt.Errorf("--host %q: %v", clip(list), err)
 		}
 		if hasSlots {
 			n, err := parseSlots(slots)
 			if err != nil {
-				return nil, fmt.Errorf("--host %q: host %s: %v", list, name, err)
+				return nil, fmt.Errorf("--host %q: host %s: %v", clip(list), name, err)
 			}
 			h.Slots = n
 		}
 		hosts = append(hosts, h)
 	}
 	if err := checkDuplicates(hosts); err != nil {
-		return nil, fmt.Errorf("--host %q: %v", list, err)
+		return nil, fmt.Errorf("--host %q: %v", clip(list), err)
 	}
 	return hosts, nil
 }
@@ -64,7 +64,7 @@ func ParseHostfile(file string, data []byte) ([]Host, error) {
 		for _, f := range fields[1:] {
 			v, ok := strings.CutPrefix(f, "slots=")
 			if !ok {
-				return nil, fmt.Errorf("%s: %q after the host name; want \"HOST [slots=N]\"", where, f)
+				return nil, fmt.Errorf("%s: %q after the host name; want \"HOST [slots=N]\"", where, clip(f))
 			}
 			n, err := parseSlots(v)
 			if err != nil {
@@ -91,7 +91,7 @@ func ParseHostfile(file string, data []byte) ([]Host, error) {
 func parseSlots(s string) (int, error) {
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 1 || n > maxSlots || strconv.Itoa(n) != s {
-		return 0, fmt.Errorf("slots %q: want a positive integer (1..%d)", s, maxSlots)
+		return 0, fmt.Errorf("slots %q: want a positive integer (1..%d)", clip(s), maxSlots)
 	}
 	return n, nil
 }

@@ -71,3 +71,14 @@ func forwardLines(r io.Reader, s *sink, prefix string) {
 		}
 	}
 }
+
+// clip shortens what the user gave (a program path, a --host list, a host
+// file's word) for an error message: at most 256 bytes of it are quoted,
+// enough for any sensible path or host list.
+func clip(s string) string {
+	const max = 256
+	if len(s) <= max {
+		return s
+	}
+	return s[:max] + "..."
+}

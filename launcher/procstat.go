@@ -25,12 +25,12 @@ func procStartTime(pid int) (uint64, error) {
 func parseStatStartTime(data []byte) (uint64, error) {
 	end := bytes.LastIndexByte(data, ')')
 	if end < 0 {
-		return 0, fmt.Errorf("proc stat %q: no ')' closing the command name", clip(data))
+		return 0, fmt.Errorf("proc stat %q: no ')' closing the command name", clip(string(data)))
 	}
 	fields := strings.Fields(string(data[end+1:]))
 	const startField = 22 - 3 // fields after ')' start at field 3 (state)
 	if len(fields) <= startField {
-		return 0, fmt.Errorf("proc stat %q: %d fields after the command name; want at least %d", clip(data), len(fields), startField+1)
+		return 0, fmt.Errorf("proc stat %q: %d fields after the command name; want at least %d", clip(string(data)), len(fields), startField+1)
 	}
 	t, err := strconv.ParseUint(fields[startField], 10, 64)
 	if err != nil {
@@ -56,7 +56,7 @@ func formatLauncherRecord(r launcherRecord) []byte {
 func parseLauncherRecord(data []byte) (launcherRecord, error) {
 	lines := strings.Split(string(data), "\n")
 	if len(lines) != 4 || lines[0] != launcherHeader || lines[3] != "" {
-		return launcherRecord{}, fmt.Errorf("launcher record %q: want %q, a pid line and a start line", clip(data), launcherHeader)
+		return launcherRecord{}, fmt.Errorf("launcher record %q: want %q, a pid line and a start line", clip(string(data)), launcherHeader)
 	}
 	var r launcherRecord
 	pid, ok := strings.CutPrefix(lines[1], "pid ")
@@ -78,12 +78,4 @@ func parseLauncherRecord(data []byte) (launcherRecord, error) {
 func (r launcherRecord) alive() bool {
 	t, err := procStartTime(r.Pid)
 	return err == nil && t == r.Start
-}
-
-// clip shortens data for an error message.
-func clip(data []byte) string {
-	if len(data) > 80 {
-		return string(data[:80]) + "..."
-	}
-	return string(data)
 }

@@ -38,10 +38,10 @@ func findProgram(arg string) (program, error) {
 	fi, statErr := os.Stat(arg)
 	if strings.HasSuffix(arg, ".go") {
 		if statErr != nil {
-			return program{}, fmt.Errorf("program %s: %v", arg, unwrapPath(statErr))
+			return program{}, fmt.Errorf("program %s: %v", clip(arg), unwrapPath(statErr))
 		}
 		if !fi.Mode().IsRegular() {
-			return program{}, fmt.Errorf("program %s is not a regular .go file", arg)
+			return program{}, fmt.Errorf("program %s is not a regular .go file", clip(arg))
 		}
 		return program{target: arg, name: strings.TrimSuffix(filepath.Base(arg), ".go")}, nil
 	}
@@ -52,7 +52,7 @@ func findProgram(arg string) (program, error) {
 		}
 		abs, err := filepath.Abs(arg)
 		if err != nil {
-			return program{}, fmt.Errorf("program %s: %v", arg, err)
+			return program{}, fmt.Errorf("program %s: %v", clip(arg), err)
 		}
 		return program{target: target, name: filepath.Base(abs)}, nil
 	}
@@ -61,18 +61,18 @@ func findProgram(arg string) (program, error) {
 			return program{path: p}, nil
 		}
 		if statErr != nil {
-			return program{}, fmt.Errorf("program %s not found: not a file, a directory or a command in $PATH", arg)
+			return program{}, fmt.Errorf("program %s not found: not a file, a directory or a command in $PATH", clip(arg))
 		}
 	}
 	if statErr != nil {
-		return program{}, fmt.Errorf("program %s not found: %v", arg, unwrapPath(statErr))
+		return program{}, fmt.Errorf("program %s not found: %v", clip(arg), unwrapPath(statErr))
 	}
 	abs, err := filepath.Abs(arg)
 	if err != nil {
-		return program{}, fmt.Errorf("program %s: %v", arg, err)
+		return program{}, fmt.Errorf("program %s: %v", clip(arg), err)
 	}
 	if err := checkExecutable(abs, fi); err != nil {
-		return program{}, fmt.Errorf("program %s %v", arg, err)
+		return program{}, fmt.Errorf("program %s %v", clip(arg), err)
 	}
 	return program{path: abs}, nil
 }

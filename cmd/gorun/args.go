@@ -55,7 +55,7 @@ func parseArgs(args []string) (opts launcher.Options, help bool, err error) {
 	preload := fs.Bool("preload", false, "")
 	fs.BoolVarP(&help, "help", "h", false, "")
 	if err := fs.Parse(rest); err != nil {
-		return opts, false, err
+		return opts, false, errors.New(clipN(err.Error(), 300)) // pflag quotes the argument whole
 	}
 	if help {
 		return opts, true, nil
@@ -174,8 +174,10 @@ func contains(list []string, s string) bool {
 }
 
 // clip shortens what the user typed for an error message.
-func clip(s string) string {
-	const max = 80
+func clip(s string) string { return clipN(s, 80) }
+
+// clipN cuts s after max bytes.
+func clipN(s string, max int) string {
 	if len(s) <= max {
 		return s
 	}

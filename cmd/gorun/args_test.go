@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -127,4 +128,17 @@ func FuzzParseArgs(f *testing.F) {
 			t.Fatalf("parseArgs(%q): program args %q are not the tail of the command line", args, o.Args)
 		}
 	})
+}
+
+// TestErrorsQuoteLittle: a huge argument is cut in the error.
+func TestErrorsQuoteLittle(t *testing.T) {
+	huge := strings.Repeat("x", 100<<10)
+	for _, args := range [][]string{
+		{"--" + huge, "prog"}, {"-np", huge, "prog"}, {"-np", "1", "--timeout", huge, "prog"},
+	} {
+		_, _, err := parseArgs(args)
+		if err == nil || len(err.Error()) > 400 {
+			t.Errorf("parseArgs(%.20q...): error of %d bytes", args[0], len(fmt.Sprint(err)))
+		}
+	}
 }
