@@ -43,6 +43,14 @@
 //   - A closed stdout or stderr (`gorun ... | head`) does not end the job:
 //     its output is discarded from then on, as Open MPI does.
 //
+// Across machines (Options.Hosts names a host other than this machine):
+// gorun starts one helper per host (remote.go: through the launch agent
+// plm_ssh_agent, or directly on this machine; helper.go: `gorun
+// --remote-helper`), places the ranks by slots (hosts.go), serves their
+// PMI-2 wire-up (pmi.Server, relayed by the helpers), and applies the same
+// exit, signal, output and cleanup rules; each helper makes and removes its
+// host's session directory. A job on this machine only is unchanged.
+//
 // Session files: "launcher" (this package), "abort.<rank>" (jobenv.Abort),
 // "finalized.<rank>" (jobenv.RecordFinalize, at gorun.Finalize), the
 // rndv package's cards and segment descriptor, and "gone.<rank>"

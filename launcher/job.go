@@ -71,6 +71,7 @@ type job struct {
 	log            hclog.Logger
 	backingDir     string // btl_sm_backing_directory, "" when not registered
 	gomaxprocs     string // GOMAXPROCS=N for the ranks' environment, or ""
+	cfg            Config // the launcher's parameters
 	sess           *session
 	ranks          []*rankProc
 }
@@ -135,9 +136,6 @@ func (j *job) run() int {
 	case o.Timeout < 0:
 		return j.fail("--timeout %v: must not be negative", o.Timeout)
 	}
-	if remote := remoteHosts(o.Hosts); len(remote) > 0 {
-		return j.fail("--host %s: running on other machines is not available yet; this gorun runs on this machine only (localhost or its own names)", remote[0].Name)
-	}
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, unix.SIGINT, unix.SIGTERM, unix.SIGHUP)
 	defer signal.Stop(sigs)
@@ -163,7 +161,12 @@ func (j *job) run() int {
 	if err != nil {
 		return j.fail("%v", err)
 	}
+	j.cfg = cfg
 	j.gomaxprocs = gomaxprocsEnv(o.Environ, cfg, o.NP)
+	plm, err := PLMParams.Config(set)
+	if err != nil {
+		return j.fail("%v", err)
+	}
 
 	prog, err := findProgram(o.Program)
 	if err != nil {
@@ -188,6 +191,9 @@ func (j *job) run() int {
 		if status, ok := j.build(&prog, sigs); !ok {
 			return status
 		}
+	}
+	if len(remoteHosts(o.Hosts)) > 0 {
+		return j.runHosts(prog, set.Encode(), sigs, plm)
 	}
 	return j.runRanks(prog.path, set.Encode(), sigs)
 }

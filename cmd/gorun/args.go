@@ -18,8 +18,9 @@ import (
 const usageLine = "usage: gorun -np N [--host H[:SLOTS],... | --hostfile FILE] [--mca NAME VALUE]... [--tag-output] [--timeout D] PROGRAM [ARGS...]\n"
 
 const usage = usageLine + `
-Starts N ranks of PROGRAM on this machine. PROGRAM is an executable, or a Go
-package directory or .go file that gorun builds first.
+Starts N ranks of PROGRAM on this machine, or on the hosts --host or
+--hostfile name. PROGRAM is an executable, or a Go package directory or .go
+file that gorun builds first.
 
   -np, -n N             number of ranks (1..4096)
   --mca NAME VALUE      set an MCA parameter (repeatable; see gorun-info)

@@ -12,6 +12,13 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == launcher.JanitorArg {
 		os.Exit(launcher.RunJanitor(os.Args[2:]))
 	}
+	// Hidden modes: gorun's helper on a host of a job across machines.
+	if len(os.Args) >= 2 && os.Args[1] == launcher.HelperFlag {
+		os.Exit(launcher.RunHelper(os.Stdin, os.Stdout))
+	}
+	if len(os.Args) == 3 && os.Args[1] == launcher.VerifyFlag {
+		os.Exit(launcher.VerifySelf(os.Args[2]))
+	}
 	opts, help, err := parseArgs(os.Args[1:])
 	switch {
 	case help:
