@@ -227,3 +227,25 @@ func helperPids(tmp string) []int {
 	}
 	return pids
 }
+
+// TestRemoteHelperLost: a host whose helper dies (its connection lost)
+// fails the job: its ranks are reported lost with the host, the others
+// are stopped.
+func TestRemoteHelperLost(t *testing.T) {
+	t.Parallel()
+	j := remoteJob(t, "-np", "3", "--host", "ha:1,hb:2", "sh", "-c",
+		`[ $GORUN_RANK = 2 ] && { sleep 0.2; kill -9 $PPID; }; exec sleep 60`)
+	j.TMPDIR = t.TempDir()
+	r := j.Run(t)
+	if r.Code == 0 || !regexp.MustCompile(`gorun: rank [12] \(on hb\) was lost with its host: the launch agent ended`).MatchString(r.Stderr) ||
+		strings.Count(r.Stderr, "gorun: rank") != 1 {
+		t.Errorf("exit %d, stderr %q; want a failure and one line saying hb's ranks were lost", r.Code, r.Stderr)
+	}
+	// The killed helper could not remove its session directory (its ranks
+	// did not call Init, so no lifeline removed it either): the next job
+	// in the same TMPDIR does.
+	next := jobtest.Job{Args: []string{"-np", "1", "true"}, TMPDIR: j.TMPDIR}.Run(t)
+	if next.Code != 0 {
+		t.Errorf("next job: exit %d, stderr %q", next.Code, next.Stderr)
+	}
+}
