@@ -193,7 +193,17 @@ func (j *job) run() int {
 		}
 	}
 	if len(remoteHosts(o.Hosts)) > 0 {
-		return j.runHosts(prog, set.Encode(), sigs, plm)
+		return j.runHosts(prog, set.Encode(), sigs, plm, false)
+	}
+	if len(o.Hosts) == 0 {
+		hosts, err := slurmHosts(o.Environ)
+		if err != nil {
+			return j.fail("%v", err)
+		}
+		if hosts != nil {
+			j.o.Hosts = hosts
+			return j.runHosts(prog, set.Encode(), sigs, plm, true)
+		}
 	}
 	return j.runRanks(prog.path, set.Encode(), sigs)
 }

@@ -114,16 +114,18 @@ type multiJob struct {
 	progF  *fileMsg       // set when gorun brings the program to remote hosts
 	aborts map[int]*int   // the Abort code of each rank that called it
 	lost   map[int]string // ranks lost with their host: how the agent ended
+	slurm  bool           // helpers start as Slurm job steps (srun)
 }
 
-// runHosts runs the job on j.o.Hosts.
-func (j *job) runHosts(prog program, mcaEnc string, sigs <-chan os.Signal, plm PLMConfig) int {
+// runHosts runs the job on j.o.Hosts, whose helpers start through agent,
+// or as Slurm job steps when slurm is true.
+func (j *job) runHosts(prog program, mcaEnc string, sigs <-chan os.Signal, plm PLMConfig, slurm bool) int {
 	agent := strings.Fields(plm.Agent)
-	if len(agent) == 0 {
+	if len(agent) == 0 && !slurm {
 		return j.fail("plm_ssh_agent is empty; want a command such as ssh")
 	}
 	m := &multiJob{j: j, events: make(chan hostEvent, 64), conns: map[int]*relayConn{}, prog: prog.path,
-		aborts: map[int]*int{}, lost: map[int]string{}}
+		aborts: map[int]*int{}, lost: map[int]string{}, slurm: slurm}
 	var err error
 	if m.self, err = os.Executable(); err != nil {
 		return j.fail("cannot find gorun's own executable to start its helpers: %v", err)
@@ -131,8 +133,9 @@ func (j *job) runHosts(prog program, mcaEnc string, sigs <-chan os.Signal, plm P
 	local := newLocalNames()
 	hasLocal := false
 	for _, h := range j.o.Hosts {
-		m.hosts = append(m.hosts, &hostProc{name: h.Name, slots: h.Slots, local: local.isLocal(h.Name), stderr: &tailBuffer{}})
-		hasLocal = hasLocal || local.isLocal(h.Name)
+		isLocal := local.isLocal(h.Name) && !slurm // under Slurm every rank runs in a job step
+		m.hosts = append(m.hosts, &hostProc{name: h.Name, slots: h.Slots, local: isLocal, stderr: &tailBuffer{}})
+		hasLocal = hasLocal || isLocal
 	}
 	if !hasLocal {
 		// A helper here too, without ranks: if gorun is killed, it removes
@@ -165,10 +168,15 @@ func (j *job) runHosts(prog program, mcaEnc string, sigs <-chan os.Signal, plm P
 
 // startHelper starts h's helper and the goroutine that reads its frames.
 func (m *multiJob) startHelper(h *hostProc, agent []string) error {
-	if h.local {
+	script := bootstrapScript(m.selfH, m.selfN)
+	switch {
+	case h.local:
 		h.cmd = exec.Command(m.self, HelperFlag)
-	} else {
-		args := append(append(agent[1:len(agent):len(agent)], h.name), "sh -c "+shQuote(bootstrapScript(m.selfH, m.selfN)))
+	case m.slurm:
+		args := srunArgs(h.name, h.slots, "sh", "-c", script)
+		h.cmd = exec.Command(args[0], args[1:]...)
+	default:
+		args := append(append(agent[1:len(agent):len(agent)], h.name), "sh -c "+shQuote(script))
 		h.cmd = exec.Command(agent[0], args...)
 	}
 	// Its own process group: the terminal's Ctrl-C reaches gorun only,
@@ -186,8 +194,11 @@ func (m *multiJob) startHelper(h *hostProc, agent []string) error {
 	}
 	h.out = &frameWriter{w: h.stdin}
 	if err := h.cmd.Start(); err != nil {
-		if h.local {
+		switch {
+		case h.local:
 			return fmt.Errorf("starting gorun's helper: %v", err)
+		case m.slurm:
+			return fmt.Errorf("starting srun inside Slurm job: %v", err)
 		}
 		return fmt.Errorf("starting the launch agent %q: %v (set plm_ssh_agent)", agent[0], err)
 	}
@@ -271,8 +282,11 @@ func (h *hostProc) agentStatus() string {
 }
 
 func (m *multiJob) what(h *hostProc) string {
-	if h.local {
+	switch {
+	case h.local:
 		return "gorun's helper"
+	case m.slurm:
+		return "srun"
 	}
 	return "the launch agent"
 }
