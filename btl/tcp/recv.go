@@ -48,7 +48,15 @@ func (m *Module) Progress() int {
 			continue
 		}
 		p := &m.peers[ev.Pad-1]
-		if p.rfd >= 0 && !p.lost.Load() {
+		if ev.Events&unix.EPOLLOUT != 0 && p.npend.Load() > 0 && !p.lost.Load() {
+			var k int
+			k, done = m.flush(p, done[:0])
+			n += k
+			for _, c := range done {
+				c.SendDone(nil)
+			}
+		}
+		if ev.Events&^unix.EPOLLOUT != 0 && p.rfd >= 0 && !p.lost.Load() {
 			n += m.read(p)
 		}
 	}
@@ -188,9 +196,9 @@ func (m *Module) drainEventfd() {
 	unix.Read(m.evfd, b[:])
 }
 
-// Sleep blocks in epoll_wait until a socket has data or fails, Wake is
-// called, or d elapses (d <= 0: no timeout). While sends are queued it
-// naps at most a millisecond (the socket's writability is not watched).
+// Sleep blocks in epoll_wait until a socket has data or fails, a socket
+// with queued sends can take more (EPOLLOUT is watched while a queue is
+// non-empty), Wake is called, or d elapses (d <= 0: no timeout).
 func (m *Module) Sleep(d time.Duration) {
 	if m.closed.Load() {
 		return
@@ -203,9 +211,6 @@ func (m *Module) Sleep(d time.Duration) {
 	ms := -1
 	if d > 0 {
 		ms = int((d + time.Millisecond - 1) / time.Millisecond)
-	}
-	if m.pendPeers.Load() > 0 && (ms < 0 || ms > 1) {
-		ms = 1
 	}
 	var ev [1]unix.EpollEvent
 	for {
@@ -241,8 +246,8 @@ func (m *Module) kick() {
 
 // Watch arms (wake != nil) or disarms (nil) the watcher: a goroutine that
 // waits in epoll_wait on the module's sockets while armed and calls wake
-// once when one has data or fails (or, while sends are queued, after a
-// millisecond), then waits to be armed again. See btl.Watcher.
+// once when one has data, fails, or can take more of its queued sends,
+// then waits to be armed again. See btl.Watcher.
 func (m *Module) Watch(wake func()) {
 	if wake == nil {
 		m.watchFn.Store(nil)
@@ -266,9 +271,6 @@ func (m *Module) watchLoop() {
 		}
 		for {
 			ms := 100 // re-check the arming now and then
-			if m.pendPeers.Load() > 0 {
-				ms = 1
-			}
 			m.fdMu.RLock()
 			if m.closed.Load() {
 				m.fdMu.RUnlock()
@@ -285,7 +287,7 @@ func (m *Module) watchLoop() {
 			if fn == nil {
 				break // disarmed: wait for the next arming
 			}
-			if n > 0 || m.pendPeers.Load() > 0 || m.lostUnrep.Load() {
+			if n > 0 || m.lostUnrep.Load() {
 				if m.watchFn.CompareAndSwap(fn, nil) {
 					(*fn)()
 				}

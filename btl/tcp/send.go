@@ -150,6 +150,7 @@ func (m *Module) Send(peer int, tag btl.Tag, hdr, payload []byte, c btl.Completi
 	}
 	if p.npend.Add(1) == 1 {
 		m.pendPeers.Add(1)
+		m.watchWritable(p, true)
 	}
 	p.mu.Unlock()
 	return copied, nil
@@ -186,10 +187,26 @@ func (m *Module) flush(p *peer, done []btl.Completion) (int, []btl.Completion) {
 		n++
 		if p.npend.Add(-1) == 0 {
 			m.pendPeers.Add(-1)
+			m.watchWritable(p, false)
 		}
 	}
 	p.mu.Unlock()
 	return n, done
+}
+
+// watchWritable adds (or removes) EPOLLOUT to p's socket in the epoll set,
+// so that Sleep and the watcher wake when a socket with queued sends can
+// take more. Called with p.mu held, when the queue becomes non-empty (or
+// empty).
+func (m *Module) watchWritable(p *peer, on bool) {
+	if p.mu.fd < 0 {
+		return
+	}
+	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: int32(p.mu.fd), Pad: int32(p.rank + 1)}
+	if on {
+		ev.Events |= unix.EPOLLOUT
+	}
+	unix.EpollCtl(m.epfd, unix.EPOLL_CTL_MOD, p.mu.fd, &ev)
 }
 
 // markLost records that p's connection failed; Progress reports it.
