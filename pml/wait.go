@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"runtime/metrics"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -23,6 +24,19 @@ import (
 // others wait on their request's channel or on gen, which the sleeper
 // closes when it gives the role up. Local events that no peer announces (a
 // send to self, a cancel, a lost peer, Close) kick the sleeper.
+//
+// Other goroutines of the rank. With GOMAXPROCS at the rank's share of the
+// cores (often 1), a waiting goroutine holds the rank's only P while it
+// polls, and a sleeper in the transport holds it in a system call until
+// the runtime's monitor thread takes it back (20 us to 20 ms later). So a
+// wait that sees goroutines ready to run (othersRunnable) lets them run
+// first: at its first idle poll and every othersEvery idle polls it passes
+// through Go's scheduler when one is ready, and the would-be sleeper does
+// not sleep while one is (it polls once each time they give the core back).
+// A goroutine that receives and hands each message over a channel to
+// another so answers within microseconds, and a CPU-bound goroutine beside
+// a blocked Recv keeps its core. A rank with one goroutine pays one check
+// of the run queues (~50 ns) per othersEvery idle polls.
 
 // waitState is what waits share.
 type waitState struct {
@@ -167,13 +181,14 @@ func (p *PML) Wait(ctx context.Context, r *Request) error {
 	if ctx != nil {
 		done = ctx.Done()
 	}
-	spins, peerSpins := 0, 0
+	spins := 0
+	var idle idleState
 	for !r.Done() {
 		if p.Progress() > 0 {
 			spins = 0
 			continue
 		}
-		p.idleFor(r.awaited(), &peerSpins)
+		p.idleFor(r.awaited(), &idle)
 		spins++
 		if spins&63 == 0 && done != nil {
 			select {
@@ -201,12 +216,13 @@ func (p *PML) Wait(ctx context.Context, r *Request) error {
 // returns nil once cond holds, errClosed if the PML closes first.
 func (p *PML) WaitFor(cond func() bool) error {
 	spins := 0
+	var idle idleState
 	for !cond() {
 		if p.Progress() > 0 {
 			spins = 0
 			continue
 		}
-		p.idle()
+		p.idleFor(-1, &idle)
 		spins++
 		if spins < p.cfg.SpinCount {
 			continue
@@ -236,19 +252,41 @@ func (p *PML) idle() { p.idleFor(-1, nil) }
 // switches costs ~8 us here).
 const peerSpinMax = 100
 
+// idleState is one wait's idle bookkeeping (nil: p.idle's shared count).
+type idleState struct {
+	polls     uint32 // idle polls of this wait
+	peerSpins int    // polls without a yield while the awaited rank runs
+}
+
+// othersEvery: idle polls between two looks at the run queues (see the
+// top of this file); the first idle poll of a wait looks too.
+const othersEvery = 32
+
 // idleFor is idle for a wait on a message from rank src (-1: any source).
+// When another goroutine of the rank is ready to run, it lets it run.
 // Oversubscribed, it does not yield while src is polling on another core
-// (up to peerSpinMax polls, counted in *peerSpins): src's message may be
+// (up to peerSpinMax polls, counted in st.peerSpins): src's message may be
 // a microsecond away, and a yield would hand our core to a rank that most
 // likely has nothing to do. This cut shift's time per round by ~6% (8 ranks,
 // 2 cores, 6 runs each way).
-func (p *PML) idleFor(src int, peerSpins *int) {
+func (p *PML) idleFor(src int, st *idleState) {
+	var n uint32
+	if st != nil {
+		st.polls++
+		n = st.polls
+	} else {
+		n = p.wait.idleTick.Add(1)
+	}
+	if (n == 1 || n%othersEvery == 0) && othersRunnable() {
+		runtime.Gosched()
+		return
+	}
 	if p.cfg.Yield {
-		if src >= 0 && peerSpins != nil && *peerSpins < peerSpinMax && p.peerRunning(src) {
-			*peerSpins++
+		if src >= 0 && st != nil && st.peerSpins < peerSpinMax && p.peerRunning(src) {
+			st.peerSpins++
 		} else {
-			if peerSpins != nil {
-				*peerSpins = 0
+			if st != nil {
+				st.peerSpins = 0
 			}
 			p.setRunning(false)
 			unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
@@ -259,9 +297,30 @@ func (p *PML) idleFor(src int, peerSpins *int) {
 	if p.cfg.Yield {
 		every = goschedEveryYielding
 	}
-	if p.wait.idleTick.Add(1)%every == 0 {
+	if n%every == 0 {
 		runtime.Gosched()
 	}
+}
+
+// runnable is the runtime's count of goroutines ready to run but not
+// running (runtime/metrics; O(GOMAXPROCS) under the scheduler's lock,
+// about 50 ns). The mutex serializes the sample's reuse: a waiter that
+// finds it taken skips its look.
+var runnable = struct {
+	sync.Mutex
+	s [1]metrics.Sample
+}{s: [1]metrics.Sample{{Name: "/sched/goroutines/runnable:goroutines"}}}
+
+// othersRunnable reports whether a goroutine of this process is ready to
+// run and waits for a P.
+func othersRunnable() bool {
+	if !runnable.TryLock() {
+		return false
+	}
+	metrics.Read(runnable.s[:])
+	v := runnable.s[0].Value
+	runnable.Unlock()
+	return v.Kind() == metrics.KindUint64 && v.Uint64() > 0
 }
 
 // setRunning tells every runner module whether this rank polls.
@@ -323,7 +382,12 @@ func (p *PML) block(ctx context.Context, done <-chan struct{}, wc func() chan st
 		defer p.setRunning(true)
 	}
 	if w.active.CompareAndSwap(false, true) {
-		p.sleep(ctx, done)
+		// Not while another goroutine is ready to run: sleeping in the
+		// transport would hold the P from it. Poll each time it gives
+		// the P back; the other waiters stay parked meanwhile.
+		if !p.yieldToOthers(done, own) {
+			p.sleep(ctx, done)
+		}
 		// Give the role up before waking the others: a waiter that reads
 		// the new gen and still sees the role taken is then sure that a
 		// later sleeper will close that gen.
@@ -357,6 +421,27 @@ func (p *PML) block(ctx context.Context, done <-chan struct{}, wc func() chan st
 		return ctx.Err()
 	}
 	return nil
+}
+
+// yieldToOthers is the sleeper-to-be's turn while another goroutine is
+// ready to run: it lets it run and polls each time it gets the P back. It
+// reports true when something ended the block meanwhile (an event, its
+// own completion, done, Close), false when it should sleep now.
+func (p *PML) yieldToOthers(done <-chan struct{}, own chan struct{}) bool {
+	for othersRunnable() {
+		runtime.Gosched()
+		if p.closed.Load() || p.Progress() > 0 {
+			return true
+		}
+		select {
+		case <-own: // nil: never ready
+			return true
+		case <-done:
+			return true
+		default:
+		}
+	}
+	return false
 }
 
 // sleep is the sleeper's turn: with progMu held, arm the watchers, poll

@@ -95,3 +95,11 @@ func TestBenchRingOversubscribed(t *testing.T) {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 }
+
+// The benchmark's goroutine mode runs and reports both figures.
+func TestBenchGoroutine(t *testing.T) {
+	r := jobtest.Run(t, "-np", "2", "--timeout", "120s", jobtest.Prog("osu"), "goroutine", "2000")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "goroutine_p50_us=") || !strings.Contains(r.Stdout, "cpu_speed=") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+}

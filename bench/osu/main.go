@@ -70,6 +70,13 @@ func measure(c *gorun.Comm, o options, stdout, stderr io.Writer) int {
 		return 1
 	}
 	b := newBench(c, o)
+	if o.mode == ModeGoroutine {
+		res, err := b.goroutines()
+		if err == nil && rank == 0 {
+			err = res.write(stdout, o.csv)
+		}
+		return abortOn(c, err, stderr)
+	}
 	if !o.mode.sweep() {
 		res, err := b.ring()
 		if err == nil && rank == 0 {

@@ -11,14 +11,15 @@ type Mode int
 // The modes. Their names are bench.c's (and compare.py's), plus OSU's
 // multi-pair latency and the plot-only mode.
 const (
-	ModeLat      Mode = iota // osu_latency: blocking ping-pong, half round trip in µs
-	ModeMultiLat             // osu_multi_lat: N/2 pairs ping-pong at once, average latency
-	ModeBW                   // osu_bw: windows of 64 Isend, ack per window, MB/s
-	ModeBiBW                 // osu_bibw: both ranks send a window at once, MB/s of both directions
-	ModeMR                   // osu_mbw_mr with 1 pair: the bw loop, plus messages/s
-	ModeRing                 // token ring over all ranks, µs per round
-	ModeShift                // every rank Sendrecv to rank+1 from rank-1, µs per round
-	ModePlot                 // no measurement: draw --overlay files into --plot
+	ModeLat       Mode = iota // osu_latency: blocking ping-pong, half round trip in µs
+	ModeMultiLat              // osu_multi_lat: N/2 pairs ping-pong at once, average latency
+	ModeBW                    // osu_bw: windows of 64 Isend, ack per window, MB/s
+	ModeBiBW                  // osu_bibw: both ranks send a window at once, MB/s of both directions
+	ModeMR                    // osu_mbw_mr with 1 pair: the bw loop, plus messages/s
+	ModeRing                  // token ring over all ranks, µs per round
+	ModeShift                 // every rank Sendrecv to rank+1 from rank-1, µs per round
+	ModeGoroutine             // a rank's goroutines around a blocked Recv (goroutine.go)
+	ModePlot                  // no measurement: draw --overlay files into --plot
 )
 
 var modeNames = []struct {
@@ -32,6 +33,7 @@ var modeNames = []struct {
 	{"mr", ModeMR},
 	{"ring", ModeRing},
 	{"shift", ModeShift},
+	{"goroutine", ModeGoroutine},
 	{"plot", ModePlot},
 }
 
@@ -88,7 +90,7 @@ func (m Mode) metric() Metric {
 // shift any number (one rank passes the token to itself).
 func (m Mode) checkRanks(np int) error {
 	switch m {
-	case ModeLat, ModeBW, ModeBiBW, ModeMR:
+	case ModeLat, ModeBW, ModeBiBW, ModeMR, ModeGoroutine:
 		if np != 2 {
 			return fmt.Errorf("mode %s needs exactly 2 ranks, got %d (run it as: gorun -np 2 osu %s)", m, np, m)
 		}

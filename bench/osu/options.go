@@ -31,9 +31,12 @@ type options struct {
 const usageHead = `usage: gorun -np 2 osu MODE [N] [flags]
        osu plot --overlay FILE [--overlay FILE]... --plot FILE.svg|.png
 
-MODE: lat (alias latency), bw, bibw, mr (2 ranks); multi_lat (an even number
-of ranks); ring, shift (any number). N is the largest message size of a sweep
-(like -m N), or the number of rounds of ring and shift (like -r N).
+MODE: lat (alias latency), bw, bibw, mr, goroutine (2 ranks); multi_lat (an
+even number of ranks); ring, shift (any number). N is the largest message size
+of a sweep (like -m N), or the number of rounds of ring, shift and goroutine
+(like -r N). goroutine: rank 1's goroutines around a blocked Recv (the 8-byte
+ping-pong answered directly and through a receiver goroutine, and a CPU-bound
+goroutine's speed while another one waits in Recv).
 
 flags:
 `
@@ -127,7 +130,7 @@ func parseArgs(args []string) (options, error) {
 // a sweep, or the rounds of ring and shift.
 func (o *options) positional(arg string, fs *pflag.FlagSet) error {
 	switch {
-	case o.mode == ModeRing || o.mode == ModeShift:
+	case o.mode == ModeRing || o.mode == ModeShift || o.mode == ModeGoroutine:
 		if fs.Changed("rounds") {
 			return fmt.Errorf("rounds given twice, as %q and as --rounds %d", arg, o.rounds)
 		}

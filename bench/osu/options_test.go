@@ -32,6 +32,8 @@ func TestParseArgs(t *testing.T) {
 			options{mode: ModeRing, minSize: 1, maxSize: 4 << 20, rounds: 500, label: "gorun"}},
 		{"shift --rounds", []string{"shift", "--rounds", "7"},
 			options{mode: ModeShift, minSize: 1, maxSize: 4 << 20, rounds: 7, label: "gorun"}},
+		{"goroutine's second argument is its rounds", []string{"goroutine", "300"},
+			options{mode: ModeGoroutine, minSize: 1, maxSize: 4 << 20, rounds: 300, label: "gorun"}},
 		{"flags before the mode, and overrides", []string{"-i", "5", "-x", "0", "--osu-exact", "multi_lat"},
 			options{mode: ModeMultiLat, minSize: 0, maxSize: 4 << 20, rounds: 10000, label: "gorun",
 				iters: 5, warmup: 0, warmupSet: true, exact: true}},
