@@ -160,7 +160,10 @@ type Watcher interface {
 // it, so that Finalize delivers a rank's last messages (its barrier's)
 // before Close drops the queues.
 type Flusher interface {
-	// Queued reports whether a send to peer is still held in the module,
-	// not yet handed over to peer. A lost peer's queue counts as empty.
-	Queued(peer int) bool
+	// QueueMark returns a mark of the sends to peer accepted so far.
+	QueueMark(peer int) uint64
+	// Flushed reports whether every send to peer accepted before mark was
+	// taken has been handed over to peer (sends accepted later do not
+	// count), or never will be because peer is lost.
+	Flushed(peer int, mark uint64) bool
 }

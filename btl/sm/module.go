@@ -1,7 +1,6 @@
 package sm
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -57,6 +56,7 @@ type Module struct {
 	monitor    peerMonitor
 	magic      *uint64 // the word peers read to probe single copy; kept alive here
 	closed     atomic.Bool
+	users      userCount // goroutines inside Send, Wake, SetRunning, PeerRunning (see enter)
 	closeOnce  sync.Once
 	closeError error
 }
@@ -247,6 +247,7 @@ func (m *Module) Reachable(peer int) bool {
 func (m *Module) Close() error {
 	m.closeOnce.Do(func() {
 		m.closed.Store(true)
+		m.drainUsers()
 		m.progMu.Lock()
 		m.monitor.close()
 		m.closeError = m.seg.Close()
@@ -255,7 +256,7 @@ func (m *Module) Close() error {
 	return m.closeError
 }
 
-var errClosed = errors.New("btl/sm: module closed")
+var errClosed = fmt.Errorf("btl/sm: module closed: %w", errs.ErrFinalized)
 
 func errPeerLost(rank int) error {
 	return fmt.Errorf("btl/sm: rank %d has ended: %w", rank, errs.ErrPeerLost)

@@ -21,8 +21,9 @@ type pendingOp struct {
 // ring is a FIFO queue of pendingOps that grows by doubling and reuses its
 // storage: no allocation in steady state.
 type ring struct {
-	ops        []pendingOp
-	head, size int
+	ops            []pendingOp
+	head, size     int
+	pushed, popped uint64 // ops ever pushed and popped (see Module.QueueMark)
 }
 
 func (r *ring) len() int { return r.size }
@@ -39,6 +40,7 @@ func (r *ring) push() *pendingOp {
 	}
 	op := &r.ops[(r.head+r.size)%len(r.ops)]
 	r.size++
+	r.pushed++
 	return op
 }
 
@@ -50,15 +52,34 @@ func (r *ring) pop() {
 	op.payload, op.c = nil, nil
 	r.head = (r.head + 1) % len(r.ops)
 	r.size--
+	r.popped++
 }
 
-// Queued implements btl.Flusher: a send to peer waits in its pending queue.
-func (m *Module) Queued(peer int) bool {
+// QueueMark implements btl.Flusher: the count of sends to peer that went
+// through its pending queue so far.
+func (m *Module) QueueMark(peer int) uint64 {
 	if peer < 0 || peer >= len(m.peers) || peer == m.rank {
-		return false
+		return 0
 	}
 	p := &m.peers[peer]
-	return p.npending.Load() > 0 && !p.lost.Load()
+	p.mu.Lock()
+	n := p.mu.q.pushed
+	p.mu.Unlock()
+	return n
+}
+
+// Flushed implements btl.Flusher: the first mark sends of peer's pending
+// queue have left it (into peer's FIFO, or dropped because peer is lost).
+// Sends that did not queue went into the FIFO inside Send.
+func (m *Module) Flushed(peer int, mark uint64) bool {
+	if peer < 0 || peer >= len(m.peers) || peer == m.rank {
+		return true
+	}
+	p := &m.peers[peer]
+	p.mu.Lock()
+	done := p.mu.q.popped >= mark
+	p.mu.Unlock()
+	return done || p.lost.Load()
 }
 
 var (

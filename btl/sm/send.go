@@ -102,12 +102,20 @@ func (m *Module) publish(p *peer, e *elem, h uint64) {
 
 // Send queues hdr+payload for peer; see btl.Module. Small messages travel in
 // the FIFO slot; larger ones in one of our fragments whose offset the slot
-// carries. It never blocks and never calls c.
+// carries. It never blocks and never calls c. After Close (or racing it, see
+// close.go) it returns an error wrapping errs.ErrFinalized.
 func (m *Module) Send(dst int, tag btl.Tag, hdr, payload []byte, c btl.Completion) (bool, error) {
 	if dst < 0 || dst >= len(m.peers) || dst == m.rank || len(hdr) > btl.MaxHeader ||
-		len(payload) > m.cfg.MaxSendSize || tag >= btl.NumTags || m.closed.Load() {
+		len(payload) > m.cfg.MaxSendSize || tag >= btl.NumTags || !m.enter() {
 		return false, m.badSend(dst, tag, hdr, payload)
 	}
+	copied, err := m.send(dst, tag, hdr, payload, c)
+	m.exit()
+	return copied, err
+}
+
+// send is Send once the arguments are checked and the caller is counted.
+func (m *Module) send(dst int, tag btl.Tag, hdr, payload []byte, c btl.Completion) (bool, error) {
 	p := &m.peers[dst]
 	if p.lost.Load() {
 		return false, errPeerLost(dst)

@@ -87,13 +87,14 @@ func (m *Module) fifoReady() bool {
 
 // Wake ends a Sleep of this process, now or the next one.
 func (m *Module) Wake() {
-	if m.closed.Load() {
+	if !m.enter() {
 		return
 	}
 	m.wakePend.Store(true)
 	if m.ctl.armed.Load() != 0 {
 		wakeCtl(m.ctl)
 	}
+	m.exit()
 }
 
 // wakeCtl wakes the rank that owns c if it is armed.
@@ -128,13 +129,18 @@ func (m *Module) SetRunning(on bool) {
 	if on {
 		v = 1
 	}
-	storeSeq(&m.ctl.running, v)
+	if m.enter() {
+		storeSeq(&m.ctl.running, v)
+		m.exit()
+	}
 }
 
 // PeerRunning reports whether rank last said it was polling.
 func (m *Module) PeerRunning(rank int) bool {
-	if rank < 0 || rank >= len(m.peers) || rank == m.rank {
+	if rank < 0 || rank >= len(m.peers) || rank == m.rank || !m.enter() {
 		return false
 	}
-	return m.peers[rank].ctl.running.Load() != 0
+	on := m.peers[rank].ctl.running.Load() != 0
+	m.exit()
+	return on
 }

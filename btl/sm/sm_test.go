@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -505,4 +507,65 @@ func TestEffectiveInlineLimit(t *testing.T) {
 			t.Errorf("fifo %d, limit %d: %d; want %d", tt.fifo, tt.limit, got, tt.want)
 		}
 	}
+}
+
+// TestFlushedByMark: a mark covers the sends queued before it only; they
+// are flushed once the receiver has drained them, whatever was queued
+// after.
+func TestFlushedByMark(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.FIFOSize, cfg.LazyFree = 8, 4
+	m := newJob(t, 2, cfg)
+	a, b := m[0], m[1]
+	var got atomic.Int32
+	b.Register(btl.TagPMLMatch, func(int, []byte) { got.Add(1) })
+	send := func(k int) {
+		for i := 0; i < k; i++ {
+			if _, err := a.Send(1, btl.TagPMLMatch, make([]byte, 8), nil, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	send(20) // 8 in the FIFO, 12 queued
+	mark := a.QueueMark(1)
+	if mark != 12 || a.Flushed(1, mark) {
+		t.Fatalf("mark %d flushed=%v; want 12 queued sends, not flushed", mark, a.Flushed(1, mark))
+	}
+	send(30) // queued behind the mark
+	pumpUntil(t, m, func() bool { return got.Load() >= 20 && a.Flushed(1, mark) })
+	if !a.Flushed(1, 0) || !a.Flushed(0, 99) {
+		t.Error("a zero mark, or a mark for this rank itself, is not flushed")
+	}
+}
+
+// TestCloseWhileSending: goroutines keep sending while Close unmaps the
+// segment: no fault, and once Close has returned every Send fails with an
+// error wrapping ErrFinalized (and Wake, SetRunning, PeerRunning do nothing).
+func TestCloseWhileSending(t *testing.T) {
+	m := newJob(t, 2, DefaultConfig())
+	a := m[0]
+	var wg sync.WaitGroup
+	var stop atomic.Bool
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			payload := make([]byte, 100<<g)
+			for !stop.Load() {
+				a.Send(1, btl.TagPMLMatch, make([]byte, 8), payload, nil)
+				a.Wake()
+				a.SetRunning(true)
+				a.PeerRunning(1)
+			}
+		}()
+	}
+	time.Sleep(5 * time.Millisecond)
+	a.Close()
+	for i := 0; i < 100; i++ {
+		if _, err := a.Send(1, btl.TagPMLMatch, nil, nil, nil); !errors.Is(err, errs.ErrFinalized) {
+			t.Fatalf("Send after Close: %v, want ErrFinalized", err)
+		}
+	}
+	stop.Store(true)
+	wg.Wait()
 }
