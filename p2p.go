@@ -3,6 +3,7 @@ package gorun
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/gorun-mpi/gorun/pml"
@@ -57,8 +58,9 @@ func (c *Comm) Iprobe(source, tag int) (Status, bool, error) {
 // a completed request return the same Status and error again.
 type Request struct {
 	h pml.Handle
-	// consumed: WaitAny already returned this request's index.
-	consumed bool
+	// consumed: WaitAny returned this request's index. Claimed with a CAS,
+	// so once however many goroutines call WaitAny over it.
+	consumed atomic.Bool
 }
 
 // Isend starts a send. The caller must not touch buf until it completes.
@@ -132,33 +134,41 @@ func WaitAll(reqs ...*Request) ([]Status, error) {
 }
 
 // WaitAny waits until one of reqs completes and returns its index, Status
-// and error. Each completed request is returned once; when no request is
-// left it returns -1, a zero Status and nil.
+// and error. Each completed request is returned once, also to several
+// goroutines calling WaitAny over the same requests: a completed request
+// is claimed with a CAS, and a call that finds every request claimed
+// (before or while it waits) returns -1, a zero Status and nil. After
+// Finalize, with requests still pending, it returns -1 and ErrFinalized.
 func WaitAny(reqs ...*Request) (int, Status, error) {
 	var p *pml.PML
-	left := false
 	for _, r := range reqs {
-		if r != nil && !r.consumed {
-			left = true
+		if r != nil && !r.consumed.Load() {
 			p = r.h.PML()
+			break
 		}
 	}
-	if !left {
+	if p == nil {
 		return -1, Status{}, nil
 	}
 	idx := -1
-	p.WaitFor(func() bool {
+	err := p.WaitFor(func() bool {
+		left := false
 		for i, r := range reqs {
-			if r != nil && !r.consumed && r.h.Done() {
+			switch {
+			case r == nil || r.consumed.Load():
+			case !r.h.Done():
+				left = true
+			case r.consumed.CompareAndSwap(false, true):
 				idx = i
 				return true
 			}
 		}
-		return false
+		return !left // every request claimed, some by other goroutines
 	})
-	r := reqs[idx]
-	r.consumed = true
-	st, err := r.h.Wait(nil) // done: returns at once
+	if idx < 0 {
+		return -1, Status{}, fatalCheck(err)
+	}
+	st, err := reqs[idx].h.Wait(nil) // done: returns at once
 	return idx, status(st), fatalCheck(err)
 }
 

@@ -238,10 +238,13 @@ func (c *Comm) startRecv(r *Request, buf []byte, src, tag int) error {
 	r.p, r.kind, r.buf, r.userTag, r.grp = p, kindRecv, buf, tag, c.grp
 	r.recv = match.Recv{Ctx: c.ctx, Src: src, Tag: tag, Data: r}
 	p.mu.Lock()
-	if src >= 0 && p.peers[src].lost.Load() {
+	if src >= 0 && p.peers[src].lost.Load() || src == match.AnySource && p.othersLost(p.nlost.Load()) {
 		// Messages already here can still be received.
 		if _, ok := p.eng.Probe(c.ctx, src, tag); !ok {
 			p.mu.Unlock()
+			if src < 0 {
+				return errAllLost
+			}
 			return peerLost(src)
 		}
 	}
@@ -328,8 +331,9 @@ func (c *Comm) Recv(buf []byte, src, tag int) (Status, error) {
 	err := c.startRecv(r, buf, c.worldSrc(src), tag)
 	var st Status
 	if err == nil {
-		c.p.Wait(nil, r)
-		st, err = r.status, r.err
+		if err = c.p.Wait(nil, r); err == nil {
+			st, err = r.status, r.err
+		}
 	}
 	c.p.putReq(r)
 	return st, err
@@ -371,6 +375,9 @@ func (c *Comm) probe(src, tag int) (Status, bool, error) {
 	if !ok {
 		if src >= 0 && p.peers[src].lost.Load() {
 			return Status{}, false, peerLost(src)
+		}
+		if src == match.AnySource && p.othersLost(p.nlost.Load()) {
+			return Status{}, false, errAllLost
 		}
 		return Status{}, false, nil
 	}
@@ -741,8 +748,13 @@ func (c *Comm) allreduceMax2Locked(a, b uint32, tag int) (uint32, uint32, error)
 // Finalize completes outstanding sends, synchronizes all ranks, cancels
 // the receives still posted, and closes the BTLs.
 func (p *PML) Finalize(world *Comm) error {
-	p.WaitFor(func() bool { return p.activeSends.Load() == 0 })
-	err := world.Barrier()
+	err := p.WaitFor(func() bool { return p.activeSends.Load() == 0 })
+	if err == nil {
+		err = world.Barrier()
+	}
+	if err == nil {
+		err = p.flushBarrier()
+	}
 	p.mu.Lock()
 	posted := p.eng.DropAllPosted(nil)
 	p.mu.Unlock()
@@ -755,6 +767,37 @@ func (p *PML) Finalize(world *Comm) error {
 	return err
 }
 
+// flushBarrier waits until the BTLs have handed over every message that
+// Finalize's barrier sent. Each went to a rank that cannot leave its own
+// barrier without it, but Send may have queued it (a full FIFO) after
+// returning: closing now would drop it, and its rank would see us gone
+// instead (ErrPeerLost). The ranks it went to are still polling, so their
+// queues drain up to it; what other goroutines queue behind it does not
+// count. The targets are those of barrierLocked's dissemination.
+func (p *PML) flushBarrier() error {
+	n, me := p.cfg.Size, p.cfg.Rank
+	type target struct {
+		f    btl.Flusher
+		rank int
+		mark uint64
+	}
+	var ts []target
+	for k := 1; k < n; k <<= 1 {
+		dest := (me + k) % n
+		if f, ok := p.peers[dest].m.(btl.Flusher); ok {
+			ts = append(ts, target{f, dest, f.QueueMark(dest)})
+		}
+	}
+	return p.WaitFor(func() bool {
+		for _, t := range ts {
+			if !t.f.Flushed(t.rank, t.mark) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
 // Sendrecv posts the receive, then sends (blocking), then waits for the
 // receive: the receive is posted first, so two ranks that exchange with
 // each other never wait on each other's send. The caller has validated both
@@ -765,8 +808,11 @@ func (c *Comm) Sendrecv(sbuf []byte, dest, stag int, rbuf []byte, src, rtag int)
 		return Status{}, err
 	}
 	serr := c.Send(sbuf, dest, stag, false)
-	c.p.Wait(nil, r)
-	st, rerr := r.status, r.err
+	var st Status
+	rerr := c.p.Wait(nil, r)
+	if rerr == nil {
+		st, rerr = r.status, r.err
+	}
 	c.p.putReq(r)
 	if serr != nil || rerr != nil {
 		return st, errors.Join(serr, rerr)

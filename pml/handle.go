@@ -167,6 +167,11 @@ func (h *Handle) Test() (Status, bool, error) {
 	if !r.Done() {
 		h.p.Progress()
 		if !r.Done() {
+			if h.p.closed.Load() {
+				// Nothing can complete it any more: a loop of Tests
+				// must end, with the error a Wait would return.
+				return Status{}, true, errClosed
+			}
 			return Status{}, false, nil
 		}
 	}

@@ -64,6 +64,9 @@ func (c *Comm) mprobe(src, tag int) (*Message, Status, bool, error) {
 		if src >= 0 && p.peers[src].lost.Load() {
 			return nil, Status{}, false, peerLost(src)
 		}
+		if src == match.AnySource && p.othersLost(p.nlost.Load()) {
+			return nil, Status{}, false, errAllLost
+		}
 		return nil, Status{}, false, nil
 	}
 	u := m.Data.(*unexp)
@@ -132,8 +135,11 @@ func (m *Message) Recv(buf []byte) (Status, error) {
 		p.putReq(r)
 		return Status{}, err
 	}
-	p.Wait(nil, r)
-	st, err := r.status, r.err
+	var st Status
+	err := p.Wait(nil, r)
+	if err == nil {
+		st, err = r.status, r.err
+	}
 	p.putReq(r)
 	return st, err
 }

@@ -104,6 +104,7 @@ type PML struct {
 	jobs []rndvJob // arrive's scratch, guarded by progMu (arrive runs in BTL callbacks)
 
 	activeSends atomic.Int64 // send requests started and not finished (Finalize waits for 0)
+	nlost       atomic.Int32 // peers reported lost
 	closed      atomic.Bool
 
 	// spare is a zeroed request kept for the next blocking call.
@@ -194,11 +195,18 @@ func (p *PML) onPeerLost(rank int) {
 	if rank < 0 || rank >= len(p.peers) {
 		return
 	}
-	p.peers[rank].lost.Store(true)
+	if p.peers[rank].lost.Swap(true) {
+		return // reported before (by another module)
+	}
+	nlost := p.nlost.Add(1)
 	err := peerLost(rank)
 	p.mu.Lock()
 	var dropped []*match.Recv
 	dropped = p.eng.DropPostedFrom(rank, dropped)
+	if p.othersLost(nlost) {
+		// No rank that could send to an AnySource receive is left.
+		dropped = p.eng.DropPostedAnySource(dropped)
+	}
 	var fail []*Request
 	for _, mr := range dropped {
 		fail = append(fail, mr.Data.(*Request))
@@ -236,6 +244,17 @@ func (p *PML) finishSend(r *Request, err error) {
 	}
 	r.finish(Status{}, err)
 }
+
+// othersLost reports whether every other rank is gone, nlost of them
+// being: then an AnySource receive can only wait forever (sends to self
+// aside, which it does not wait for), so it fails with ErrPeerLost.
+func (p *PML) othersLost(nlost int32) bool {
+	return p.cfg.Size > 1 && int(nlost) >= p.cfg.Size-1
+}
+
+// errAllLost is the error of an AnySource receive or probe once every
+// other rank is gone.
+var errAllLost = fmt.Errorf("gorun: every other rank is gone; nothing can match an AnySource receive: %w", errs.ErrPeerLost)
 
 // PeerLost reports whether rank is known to be gone.
 func (p *PML) PeerLost(rank int) bool { return p.peers[rank].lost.Load() }

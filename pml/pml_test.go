@@ -11,6 +11,7 @@ import (
 
 	"github.com/gorun-mpi/gorun/btl"
 	"github.com/gorun-mpi/gorun/internal/errs"
+	"github.com/gorun-mpi/gorun/pml/match"
 )
 
 // job runs body once per rank, each rank with its own PML over one fakeNet.
@@ -418,6 +419,85 @@ func TestUnexpectedBackPressure(t *testing.T) {
 		for i := 0; i < N; i++ {
 			if st, err := c.Recv(buf, 0, 1); err != nil || !bytes.Equal(buf[:st.Count], pattern(200, i)) {
 				t.Fatalf("message %d: %+v %v", i, st, err)
+			}
+		}
+	})
+}
+
+// Once every other rank is lost, AnySource receives and probes fail with
+// ErrPeerLost (a pending one, a new one, a probe); a receive from self and
+// a message already here are unaffected.
+func TestAnySourceAllLost(t *testing.T) {
+	net := newFakeNet(3, 256, 1024)
+	job(t, net, func(t *testing.T, c *Comm) {
+		switch c.Rank() {
+		case 0:
+			var any, self Request
+			c.Irecv(&any, make([]byte, 4), match.AnySource, 9)
+			c.Irecv(&self, make([]byte, 4), 0, 9)
+			c.Send(nil, 1, 0, false)
+			if _, err := any.Wait(nil); !errors.Is(err, errs.ErrPeerLost) {
+				t.Errorf("pending match.AnySource receive: %v, want ErrPeerLost", err)
+			}
+			if _, err := c.Recv(nil, match.AnySource, 8); !errors.Is(err, errs.ErrPeerLost) {
+				t.Errorf("new match.AnySource receive: %v, want ErrPeerLost", err)
+			}
+			if _, err := c.Probe(match.AnySource, match.AnyTag); err != nil {
+				t.Errorf("probe of the message rank 1 sent before it left: %v", err)
+			}
+			if _, err := c.Recv(nil, match.AnySource, 3); err != nil {
+				t.Errorf("receive of the message rank 1 sent before it left: %v", err)
+			}
+			if _, _, err := c.Iprobe(match.AnySource, match.AnyTag); !errors.Is(err, errs.ErrPeerLost) {
+				t.Errorf("match.AnySource Iprobe: %v, want ErrPeerLost", err)
+			}
+			if self.Done() {
+				t.Error("a receive from self failed with the other ranks")
+			}
+			c.Send(nil, 0, 9, false)
+			if _, err := self.Wait(nil); err != nil {
+				t.Errorf("receive from self: %v", err)
+			}
+		case 1:
+			c.Send(nil, 0, 3, false)
+			c.Recv(nil, 0, 0)
+			net.kill(1)
+			net.kill(2)
+		}
+	})
+}
+
+// After Close, a pending operation's Wait, a blocking Recv and a loop of
+// Tests all end with ErrFinalized instead of waiting forever or reporting
+// success.
+func TestWaitsEndAtClose(t *testing.T) {
+	net := newFakeNet(2, 256, 1024)
+	job(t, net, func(t *testing.T, c *Comm) {
+		if c.Rank() != 0 {
+			return
+		}
+		var h Handle
+		if err := c.StartIrecv(&h, make([]byte, 4), 1, 1); err != nil {
+			t.Fatal(err)
+		}
+		var s Request
+		c.Isend(&s, pattern(5000, 0), 1, 2, true) // waits for a match that never comes
+		recvErr := make(chan error)
+		go func() { _, err := c.Recv(nil, 1, 3); recvErr <- err }()
+		c.PML().Close()
+		if _, err := s.Wait(nil); !errors.Is(err, errs.ErrFinalized) {
+			t.Errorf("Wait on a pending send after Close: %v, want ErrFinalized", err)
+		}
+		if err := <-recvErr; !errors.Is(err, errs.ErrFinalized) {
+			t.Errorf("Recv racing Close: %v, want ErrFinalized", err)
+		}
+		for {
+			_, done, err := h.Test()
+			if done {
+				if !errors.Is(err, errs.ErrFinalized) {
+					t.Errorf("Test after Close: %v, want ErrFinalized", err)
+				}
+				break
 			}
 		}
 	})

@@ -375,6 +375,14 @@ func (e *Engine) DropAllPosted(out []*Recv) []*Recv {
 	for src := 0; src < e.size; src++ {
 		out = e.DropPostedFrom(src, out)
 	}
+	return e.DropPostedAnySource(out)
+}
+
+// DropPostedAnySource removes every posted AnySource receive, in any
+// context, and appends them to out (contexts in creation order, each in
+// posting order), so the PML can fail them when no rank that could send
+// is left.
+func (e *Engine) DropPostedAnySource(out []*Recv) []*Recv {
 	for _, c := range e.order {
 		for r := c.wild.head; r != nil; r = c.wild.head {
 			c.wild.remove(r)
