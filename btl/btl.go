@@ -100,12 +100,12 @@ type Module interface {
 	ReadFrom(peer int, addr uintptr, dst []byte) error
 	// Close releases the module's resources. Sends still queued are
 	// dropped without completion. Close may run while other goroutines are
-	// inside Send, Wake or the optional methods below (a rank finalizing
-	// while its goroutines still send): those return an error (Send: one
-	// wrapping errs.ErrFinalized) or do nothing, and none of them touches a
-	// released resource (an unmapped segment, a closed descriptor) after
-	// Close has returned. Progress, Sleep and ReadFrom are not called
-	// concurrently with Close (the PML holds its progress lock).
+	// inside Send, ReadFrom, Wake or the optional methods below (a rank
+	// finalizing while its goroutines still send): those return an error
+	// (Send: one wrapping errs.ErrFinalized) or do nothing, and none of
+	// them touches a released resource (an unmapped segment, a closed
+	// descriptor) after Close has returned. Progress and Sleep are not
+	// called concurrently with Close (the PML holds its progress lock).
 	Close() error
 }
 
