@@ -748,6 +748,7 @@ func (c *Comm) allreduceMax2Locked(a, b uint32, tag int) (uint32, uint32, error)
 // Finalize completes outstanding sends, synchronizes all ranks, cancels
 // the receives still posted, and closes the BTLs.
 func (p *PML) Finalize(world *Comm) error {
+	p.finalizing.Store(true)
 	err := p.WaitFor(func() bool { return p.activeSends.Load() == 0 })
 	if err == nil {
 		err = world.Barrier()

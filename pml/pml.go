@@ -105,6 +105,7 @@ type PML struct {
 
 	activeSends atomic.Int64 // send requests started and not finished (Finalize waits for 0)
 	nlost       atomic.Int32 // peers reported lost
+	finalizing  atomic.Bool  // Finalize has started
 	closed      atomic.Bool
 
 	// spare is a zeroed request kept for the next blocking call.
@@ -203,8 +204,10 @@ func (p *PML) onPeerLost(rank int) {
 	p.mu.Lock()
 	var dropped []*match.Recv
 	dropped = p.eng.DropPostedFrom(rank, dropped)
-	if p.othersLost(nlost) {
-		// No rank that could send to an AnySource receive is left.
+	if p.othersLost(nlost) && !p.finalizing.Load() {
+		// No rank that could send to an AnySource receive is left. (In
+		// Finalize, the others leaving is expected: Finalize cancels
+		// what is still posted, ErrCanceled, as it says.)
 		dropped = p.eng.DropPostedAnySource(dropped)
 	}
 	var fail []*Request

@@ -15,7 +15,17 @@ import (
 // with every rank in ranks printing "mode ok R".
 func runPMLHard(t *testing.T, np int, mode string, env []string, ranks ...int) jobtest.Result {
 	t.Helper()
-	args := []string{"-np", itoa(np), "--timeout", "45s", jobtest.Prog("pmlhard"), mode}
+	return runPMLHardMCA(t, np, mode, env, nil, ranks...)
+}
+
+// runPMLHardMCA is runPMLHard with --mca NAME VALUE pairs.
+func runPMLHardMCA(t *testing.T, np int, mode string, env, mca []string, ranks ...int) jobtest.Result {
+	t.Helper()
+	args := []string{"-np", itoa(np), "--timeout", "45s"}
+	for i := 0; i+1 < len(mca); i += 2 {
+		args = append(args, "--mca", mca[i], mca[i+1])
+	}
+	args = append(args, jobtest.Prog("pmlhard"), mode)
 	r := jobtest.Job{Args: args, Env: env}.Run(t)
 	ok := r.Code == 0
 	for _, rank := range ranks {
@@ -83,4 +93,6 @@ func TestFinalizeDeliversQueuedBarrier(t *testing.T) {
 	for run := 0; run < 3; run++ {
 		runPMLHard(t, 2, "finalizequeue", nil, 0, 1)
 	}
+	// The same over TCP, whose queue is the socket's.
+	runPMLHardMCA(t, 2, "finalizequeue", nil, []string{"btl", "self,tcp"}, 0, 1)
 }

@@ -297,11 +297,30 @@ func (m *Module) watchLoop() {
 	}
 }
 
-// Queued reports whether a send to peer is still held in its queue.
-func (m *Module) Queued(peer int) bool {
+// QueueMark implements btl.Flusher: the count of sends to peer that went
+// through its queue so far.
+func (m *Module) QueueMark(peer int) uint64 {
 	if peer < 0 || peer >= len(m.peers) {
-		return false
+		return 0
 	}
 	p := &m.peers[peer]
-	return p.npend.Load() > 0 && !p.lost.Load()
+	p.mu.Lock()
+	n := p.mu.q.pushed
+	p.mu.Unlock()
+	return n
 }
+
+// Flushed implements btl.Flusher: the first mark sends of peer's queue are
+// in the socket (or dropped because peer is lost).
+func (m *Module) Flushed(peer int, mark uint64) bool {
+	if peer < 0 || peer >= len(m.peers) {
+		return true
+	}
+	p := &m.peers[peer]
+	p.mu.Lock()
+	done := p.mu.q.popped >= mark
+	p.mu.Unlock()
+	return done || p.lost.Load()
+}
+
+var _ btl.Flusher = (*Module)(nil)

@@ -23,8 +23,9 @@ func (op *sendOp) total() int { return op.headLen + len(op.payload) }
 // ring is a FIFO queue of sendOps that grows by doubling and reuses its
 // storage.
 type ring struct {
-	ops        []sendOp
-	head, size int
+	ops            []sendOp
+	head, size     int
+	pushed, popped uint64 // ops ever pushed and popped (see Module.QueueMark)
 }
 
 func (r *ring) len() int { return r.size }
@@ -40,6 +41,7 @@ func (r *ring) push() *sendOp {
 	}
 	op := &r.ops[(r.head+r.size)%len(r.ops)]
 	r.size++
+	r.pushed++
 	return op
 }
 
@@ -50,6 +52,7 @@ func (r *ring) pop() {
 	op.payload, op.c = nil, nil
 	r.head = (r.head + 1) % len(r.ops)
 	r.size--
+	r.popped++
 }
 
 // sendv writes a then b with one sendmsg (MSG_NOSIGNAL, MSG_DONTWAIT). It

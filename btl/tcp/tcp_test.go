@@ -217,7 +217,7 @@ func TestWatch(t *testing.T) {
 	for got == 0 {
 		mods[1].Progress()
 	}
-	if !mods[0].Queued(1) && mods[0].Queued(-1) {
-		t.Error("Queued(-1) is true")
+	if !mods[0].Flushed(1, mods[0].QueueMark(1)) || !mods[0].Flushed(-1, 1) {
+		t.Error("sends to a peer that took them all, or to rank -1, are not flushed")
 	}
 }
