@@ -107,10 +107,18 @@ func (m *Module) ReadFrom(peer int, addr uintptr, dst []byte) error {
 	return m.inner.ReadFrom(l, addr, dst)
 }
 
-// Queued forwards btl.Flusher (false when inner holds no queues).
-func (m *Module) Queued(peer int) bool {
+// QueueMark and Flushed forward btl.Flusher (flushed when inner holds no
+// queues).
+func (m *Module) QueueMark(peer int) uint64 {
+	if l := m.local(peer); m.flusher != nil && l >= 0 {
+		return m.flusher.QueueMark(l)
+	}
+	return 0
+}
+
+func (m *Module) Flushed(peer int, mark uint64) bool {
 	l := m.local(peer)
-	return m.flusher != nil && l >= 0 && m.flusher.Queued(l)
+	return m.flusher == nil || l < 0 || m.flusher.Flushed(l, mark)
 }
 
 // SetRunning and PeerRunning forward the running-rank hints.

@@ -76,7 +76,7 @@ func TestTranslation(t *testing.T) {
 	if _, err := m.Send(2, btl.TagPMLMatch, nil, nil, nil); err == nil {
 		t.Error("Send to a rank of another machine succeeded")
 	}
-	if m.Queued(4) || m.PeerRunning(0) {
+	if !m.Flushed(4, m.QueueMark(4)+1) || m.PeerRunning(0) {
 		t.Error("a rank outside the group has queued sends or runs")
 	}
 	var _ btl.Sleeper = m
