@@ -133,6 +133,14 @@ type helperRank struct {
 // RunHelper runs the helper over in and out (the agent's stdin and stdout)
 // and returns its exit status.
 func RunHelper(in io.Reader, out io.Writer) int {
+	// TMPDIR comes from the agent's environment (ssh gives the host's own;
+	// other agents may pass gorun's): where it does not exist on this host,
+	// the host's default (/tmp) serves, for us and the ranks.
+	if d := os.Getenv("TMPDIR"); d != "" {
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+			os.Unsetenv("TMPDIR")
+		}
+	}
 	h := &helper{out: &frameWriter{w: out}, in: bufio.NewReaderSize(in, 64<<10), frames: make(chan frame, 64),
 		exits: make(chan int, 16), log: hclog.NewNullLogger(), sigs: make(chan os.Signal, 4)}
 	catchSignals(h.sigs)
