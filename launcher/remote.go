@@ -242,6 +242,7 @@ func (m *multiJob) readHelper(h *hostProc, stdout io.Reader) {
 func (m *multiJob) sendFile(h *hostProc, path string, framed bool) {
 	f, err := os.Open(path)
 	if err != nil {
+		m.j.stderr.printf("gorun: host %s: cannot send %s: %v", h.name, path, err)
 		h.stdin.Close()
 		return
 	}

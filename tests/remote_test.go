@@ -133,6 +133,13 @@ func TestRemoteProgramNotThere(t *testing.T) {
 	if r.Code != 2 || !strings.Contains(r.Stderr, "gorun: host hx: program "+prog+" not found on host") || !strings.Contains(r.Stderr, "--preload") {
 		t.Errorf("exit %d, stderr %q; want 2 and the program missing on hx", r.Code, r.Stderr)
 	}
+	// With --preload gorun brings it: the ranks run the host's cached copy.
+	os.WriteFile(prog, []byte("#!/bin/sh\necho \"ran $0\"\n"), 0o755)
+	cache := t.TempDir()
+	r = jobtest.Job{Args: append(fakeAgent(t), "-np", "2", "--host", "hx", "--preload", prog), Env: cacheEnv(cache)}.Run(t)
+	if want := "ran " + filepath.Join(cache, "gorun", "prog-"); r.Code != 0 || strings.Count(r.Stdout, want) != 2 {
+		t.Errorf("--preload: exit %d, stdout %q, stderr %q; want 0 and two runs of %s...", r.Code, r.Stdout, r.Stderr, want)
+	}
 }
 
 // TestRemoteBuiltProgram: a program gorun builds is brought to the remote
