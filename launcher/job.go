@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"golang.org/x/sys/unix"
 
+	"github.com/gorun-mpi/gorun/btl/sm"
 	"github.com/gorun-mpi/gorun/jobenv"
 	"github.com/gorun-mpi/gorun/mca"
 	"github.com/gorun-mpi/gorun/mpool"
@@ -69,7 +70,7 @@ type job struct {
 	o              Options
 	stdout, stderr *sink
 	log            hclog.Logger
-	backingDir     string // btl_sm_backing_directory, "" when not registered
+	backingDir     string // btl_sm_backing_directory
 	gomaxprocs     string // GOMAXPROCS=N for the ranks' environment, or ""
 	cfg            Config // the launcher's parameters
 	sess           *session
@@ -150,12 +151,14 @@ func (j *job) run() int {
 		return j.fail("%v", err)
 	}
 	j.log = mca.LoggerTo(set, "launcher", sinkWriter{j.stderr})
-	if v, ok := set.Lookup("btl_sm_backing_directory"); ok {
-		j.backingDir = v.Value
-		// Refused here, before any rank runs, rather than in every rank.
-		if err := mpool.CheckBackingDir(j.backingDir); err != nil {
-			return j.fail("%v", err)
-		}
+	smCfg, err := sm.Params.Config(set) // the launcher removes what btl/sm leaves in its directory
+	if err != nil {
+		return j.fail("%v", err)
+	}
+	j.backingDir = smCfg.BackingDir
+	// Refused here, before any rank runs, rather than in every rank.
+	if err := mpool.CheckBackingDir(j.backingDir); err != nil {
+		return j.fail("%v", err)
 	}
 	cfg, err := Params.Config(set)
 	if err != nil {
