@@ -61,3 +61,25 @@ func TestCollectives(t *testing.T) {
 		}
 	}
 }
+
+// The benchmark's collective modes run and print rows in compare.py's
+// format ("<size> <value>", or us_per_round= for barrier).
+func TestBenchCollectives(t *testing.T) {
+	for _, mode := range []string{"allreduce", "reduce", "bcast", "allgather", "alltoall", "barrier"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			args := []string{"-np", "3", "--timeout", "120s", jobtest.Prog("osu"), mode, "-i", "3", "-x", "1", "-m", "64k"}
+			if mode == "barrier" {
+				args = []string{"-np", "3", "--timeout", "120s", jobtest.Prog("osu"), mode, "200"}
+			}
+			r := jobtest.Run(t, args...)
+			want := "65536 "
+			if mode == "barrier" {
+				want = "us_per_round="
+			}
+			if r.Code != 0 || !strings.Contains(r.Stdout, want) {
+				t.Fatalf("gorun %v: exit %d\nstdout:\n%s\nstderr:\n%s", args, r.Code, r.Stdout, r.Stderr)
+			}
+		})
+	}
+}

@@ -70,6 +70,13 @@ func measure(c *gorun.Comm, o options, stdout, stderr io.Writer) int {
 		return 1
 	}
 	b := newBench(c, o)
+	if o.mode == ModeBarrier {
+		res, err := b.barrier()
+		if err == nil && rank == 0 {
+			err = res.write(stdout, o.csv)
+		}
+		return abortOn(c, err, stderr)
+	}
 	if o.mode == ModeGoroutine {
 		res, err := b.goroutines()
 		if err == nil && rank == 0 {
@@ -86,7 +93,7 @@ func measure(c *gorun.Comm, o options, stdout, stderr io.Writer) int {
 	}
 	var rep *report
 	if rank == 0 {
-		rep = &report{w: stdout, mode: o.mode, csv: o.csv, pairs: c.Size() / 2}
+		rep = &report{w: stdout, mode: o.mode, csv: o.csv, pairs: c.Size() / 2, np: c.Size()}
 		if err := rep.header(); err != nil {
 			return abortOn(c, err, stderr)
 		}

@@ -33,6 +33,9 @@ func newBench(c *gorun.Comm, o options) *bench {
 	if o.mode.sweep() {
 		n = max(o.maxSize, 4) // bw's ack uses 4 bytes of the buffers
 	}
+	if o.mode == ModeAllgather || o.mode == ModeAlltoall {
+		n *= c.Size() // a block per rank
+	}
 	fill := byte('b')
 	if c.Rank() == 0 {
 		fill = 'a'
@@ -84,6 +87,11 @@ func (b *bench) sweep(rep *report) error {
 				return fmt.Errorf("size %d: %w", size, err)
 			}
 			x = bandwidthRow(b.o.mode, size, cnt.iters, el)
+		case ModeAllreduce, ModeReduce, ModeBcast, ModeAllgather, ModeAlltoall:
+			var err error
+			if x, err = b.collective(size, cnt); err != nil {
+				return fmt.Errorf("size %d: %w", size, err)
+			}
 		default:
 			return fmt.Errorf("mode %s has no size sweep", b.o.mode)
 		}

@@ -20,6 +20,14 @@ const (
 	ModeShift                 // every rank Sendrecv to rank+1 from rank-1, µs per round
 	ModeGoroutine             // a rank's goroutines around a blocked Recv (goroutine.go)
 	ModePlot                  // no measurement: draw --overlay files into --plot
+	// The collectives (osu_allreduce etc., any number of ranks): average
+	// latency over ranks per size, a Barrier between timed calls.
+	ModeAllreduce // float32 Sum of size/4 elements
+	ModeReduce    // float32 Sum of size/4 elements to root 0
+	ModeBcast     // size bytes from root 0
+	ModeAllgather // size bytes per rank
+	ModeAlltoall  // size bytes per pair of ranks
+	ModeBarrier   // µs per Barrier, like ring
 )
 
 var modeNames = []struct {
@@ -35,6 +43,12 @@ var modeNames = []struct {
 	{"shift", ModeShift},
 	{"goroutine", ModeGoroutine},
 	{"plot", ModePlot},
+	{"allreduce", ModeAllreduce},
+	{"reduce", ModeReduce},
+	{"bcast", ModeBcast},
+	{"allgather", ModeAllgather},
+	{"alltoall", ModeAlltoall},
+	{"barrier", ModeBarrier},
 }
 
 // parseMode reads a mode name; "latency" is an alias of "lat".
@@ -63,13 +77,19 @@ func (m Mode) String() string {
 
 // sweep reports whether the mode measures a range of message sizes (and so
 // has rows to print as CSV and to plot), rather than one ring figure.
-func (m Mode) sweep() bool { return m <= ModeMR }
+func (m Mode) sweep() bool { return m <= ModeMR || m.collective() }
+
+// collective reports whether m is one of the size-sweeping collectives.
+func (m Mode) collective() bool { return m >= ModeAllreduce && m <= ModeAlltoall }
 
 // minSize is the first size of the mode's default sweep: 0 B for latencies,
 // 1 B for bandwidths (as in bench.c).
 func (m Mode) minSize() int {
-	if m == ModeLat || m == ModeMultiLat {
+	switch m {
+	case ModeLat, ModeMultiLat:
 		return 0
+	case ModeAllreduce, ModeReduce:
+		return 4 // one float32
 	}
 	return 1
 }
@@ -77,7 +97,7 @@ func (m Mode) minSize() int {
 // metric is what the mode's value column (the second) measures.
 func (m Mode) metric() Metric {
 	switch m {
-	case ModeLat, ModeMultiLat:
+	case ModeLat, ModeMultiLat, ModeAllreduce, ModeReduce, ModeBcast, ModeAllgather, ModeAlltoall:
 		return MetricLatency
 	case ModeBW, ModeBiBW, ModeMR:
 		return MetricBandwidth

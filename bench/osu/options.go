@@ -32,11 +32,13 @@ const usageHead = `usage: gorun -np 2 osu MODE [N] [flags]
        osu plot --overlay FILE [--overlay FILE]... --plot FILE.svg|.png
 
 MODE: lat (alias latency), bw, bibw, mr, goroutine (2 ranks); multi_lat (an
-even number of ranks); ring, shift (any number). N is the largest message size
-of a sweep (like -m N), or the number of rounds of ring, shift and goroutine
-(like -r N). goroutine: rank 1's goroutines around a blocked Recv (the 8-byte
-ping-pong answered directly and through a receiver goroutine, and a CPU-bound
-goroutine's speed while another one waits in Recv).
+even number of ranks); ring, shift, barrier, and the collectives allreduce,
+reduce, bcast, allgather, alltoall (any number). N is the largest message
+size of a sweep (like -m N), or the number of rounds of ring, shift, barrier
+and goroutine (like -r N). goroutine: rank 1's goroutines around a blocked
+Recv (the 8-byte ping-pong answered directly and through a receiver
+goroutine, and a CPU-bound goroutine's speed while another one waits in
+Recv).
 
 flags:
 `
@@ -89,6 +91,9 @@ func parseArgs(args []string) (options, error) {
 		return o, err
 	}
 	o.minSize, o.maxSize = o.mode.minSize(), defaultMax
+	if o.mode == ModeAllgather || o.mode == ModeAlltoall {
+		o.maxSize = defaultBlockMax // per block, as bench.c
+	}
 	if sizeRange != "" {
 		if o.minSize, o.maxSize, err = parseSizeRange(sizeRange, o.minSize); err != nil {
 			return o, err
@@ -130,7 +135,7 @@ func parseArgs(args []string) (options, error) {
 // a sweep, or the rounds of ring and shift.
 func (o *options) positional(arg string, fs *pflag.FlagSet) error {
 	switch {
-	case o.mode == ModeRing || o.mode == ModeShift || o.mode == ModeGoroutine:
+	case o.mode == ModeRing || o.mode == ModeShift || o.mode == ModeGoroutine || o.mode == ModeBarrier:
 		if fs.Changed("rounds") {
 			return fmt.Errorf("rounds given twice, as %q and as --rounds %d", arg, o.rounds)
 		}
@@ -171,9 +176,12 @@ func plotFormat(path string) (string, error) {
 // overrides.
 func (o *options) countsFor(size int) counts {
 	var c counts
-	if o.mode == ModeLat || o.mode == ModeMultiLat {
+	switch {
+	case o.mode.collective():
+		c = collCounts(size)
+	case o.mode == ModeLat || o.mode == ModeMultiLat:
 		c = latCounts(size)
-	} else {
+	default:
 		c = bwCounts(size, o.exact)
 	}
 	if o.iters > 0 {

@@ -41,6 +41,7 @@ type report struct {
 	mode  Mode
 	csv   bool
 	pairs int // multi_lat: number of pairs, for the header
+	np    int // the collectives: number of ranks, for the header
 	rows  []row
 }
 
@@ -67,6 +68,9 @@ func (r *report) header() error {
 	case ModeMR:
 		_, err = fmt.Fprintf(r.w, "# OSU-style gorun Multiple Bandwidth / Message Rate Test, 1 pair, window %d (own implementation)\n# %-10s %14s %18s\n",
 			window, "Size", "MB/s", "Messages/s")
+	case ModeAllreduce, ModeReduce, ModeBcast, ModeAllgather, ModeAlltoall:
+		_, err = fmt.Fprintf(r.w, "# OSU-style gorun %s Latency Test (own implementation), np=%d\n# %-10s %18s\n",
+			r.mode, r.np, "Size", "Avg Latency (us)")
 	default:
 		err = fmt.Errorf("mode %s has no size sweep to report", r.mode)
 	}
@@ -105,7 +109,7 @@ func (r *report) series(label string) Series {
 // which is how overlays are recognised (series.go).
 func csvColumns(m Mode) []string {
 	switch m {
-	case ModeLat, ModeMultiLat:
+	case ModeLat, ModeMultiLat, ModeAllreduce, ModeReduce, ModeBcast, ModeAllgather, ModeAlltoall:
 		return []string{"size", "latency_us"}
 	case ModeBW, ModeBiBW:
 		return []string{"size", "mb_per_s"}
@@ -118,6 +122,7 @@ func csvColumns(m Mode) []string {
 // ringResult is one ring or shift run: the slowest rank's time for all rounds.
 type ringResult struct {
 	shift  bool
+	name   string // another mode timed per round (barrier); "": ring or shift
 	np     int
 	rounds int
 	total  time.Duration
@@ -132,6 +137,9 @@ func (r ringResult) write(w io.Writer, csv bool) error {
 	perHop := perRound / float64(r.np)
 	if r.shift {
 		name, perHop = "shift", perRound
+	}
+	if r.name != "" {
+		name, perHop = r.name, perRound
 	}
 	var err error
 	if csv {

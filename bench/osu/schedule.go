@@ -7,7 +7,18 @@ const (
 	hugeSize      = 4 << 20 // above this (beyond OSU's default range), fewer still
 	defaultMax    = 4 << 20 // default largest message of a size sweep
 	defaultRounds = 10000   // default rounds of ring and shift
+	// defaultBlockMax is allgather's and alltoall's largest block (bench.c).
+	defaultBlockMax = 1 << 20
 )
+
+// collCounts is the schedule of the collectives (osu_allreduce and its
+// siblings): 1000 + 100 calls up to 8 KiB, 100 + 10 above.
+func collCounts(size int) counts {
+	if size > largeSize {
+		return counts{100, 10}
+	}
+	return counts{1000, 100}
+}
 
 // counts is how many timed iterations a size gets, after how many untimed
 // warm-up ones.

@@ -8,16 +8,20 @@ import (
 	"github.com/gorun-mpi/gorun"
 )
 
-// Tags of the three kinds of messages.
+// Tags of the halo messages.
 const (
-	tagDown   = 1 // an edge row going to rank+1
-	tagUp     = 2 // an edge row going to rank-1
-	tagGather = 3 // a rank's rows going to rank 0 at the end
+	tagDown = 1 // an edge row going to rank+1
+	tagUp   = 2 // an edge row going to rank-1
 )
+
+// convergeEvery is how often (in iterations) -tol is tested: the test is an
+// Allreduce, a synchronization of every rank.
+const convergeEvery = 10
 
 func main() {
 	n := flag.Int("n", 256, "grid size: n×n cells, boundary included")
-	iters := flag.Int("iters", 500, "Jacobi iterations")
+	iters := flag.Int("iters", 500, "Jacobi iterations (at most, with -tol)")
+	tol := flag.Float64("tol", 0, "stop once no cell changes by more than this in an iteration (tested with an Allreduce every 10 iterations; 0: run every iteration)")
 	flag.Parse()
 
 	world, err := gorun.Init()
@@ -40,11 +44,28 @@ func main() {
 
 	lo, hi := rowRange(*n, size, rank)
 	b := newBlock(*n, lo, hi)
+	done := *iters // iterations run
+	var before []float64
 	for it := range *iters {
 		if err := exchange(world, b); err != nil {
 			fail(fmt.Errorf("iteration %d: %w", it, err))
 		}
+		test := *tol > 0 && (it+1)%convergeEvery == 0
+		if test {
+			before = append(before[:0], b.owned()...)
+		}
 		b.step()
+		if test {
+			// Every rank gets the same largest change, so all stop together.
+			change := []float64{maxAbsDiff(b.owned(), before)}
+			if err := gorun.Allreduce(world, nil, change, gorun.Max[float64]); err != nil {
+				fail(fmt.Errorf("iteration %d: convergence test: %w", it, err))
+			}
+			if change[0] <= *tol {
+				done = it + 1
+				break
+			}
+		}
 	}
 
 	grid, err := gather(world, b)
@@ -52,12 +73,12 @@ func main() {
 		fail(err)
 	}
 	if rank == 0 {
-		diff := maxAbsDiff(grid, serial(*n, *iters))
+		diff := maxAbsDiff(grid, serial(*n, done))
 		verdict := "OK"
 		if diff != 0 {
 			verdict = "MISMATCH with the serial run"
 		}
-		fmt.Printf("heat: n=%d iters=%d ranks=%d max|diff|=%g %s\n", *n, *iters, size, diff, verdict)
+		fmt.Printf("heat: n=%d iters=%d ranks=%d max|diff|=%g %s\n", *n, done, size, diff, verdict)
 		if diff != 0 {
 			world.Abort(1)
 		}
@@ -120,28 +141,23 @@ func shift(c *gorun.Comm, row []float64, to int, halo []float64, from, tag int, 
 	return send()
 }
 
-// gather sends every rank's rows to rank 0, which returns the whole grid
-// (other ranks return nil).
+// gather collects every rank's rows on rank 0 (Gatherv: ranks own
+// different numbers of rows), which returns the whole grid; other ranks
+// return nil.
 func gather(c *gorun.Comm, b *block) ([]float64, error) {
 	rank, size, n := c.Rank(), c.Size(), b.n
-	if rank != 0 {
-		if err := gorun.SendSlice(c, b.owned(), 0, tagGather); err != nil {
-			return nil, fmt.Errorf("send rows to rank 0: %w", err)
+	var grid []float64
+	var counts, displs []int
+	if rank == 0 {
+		grid = make([]float64, n*n)
+		for r := 0; r < size; r++ {
+			lo, hi := rowRange(n, size, r)
+			counts = append(counts, (hi-lo)*n)
+			displs = append(displs, lo*n)
 		}
-		return nil, nil
 	}
-	grid := make([]float64, n*n)
-	copy(grid, b.owned())
-	for r := 1; r < size; r++ {
-		lo, hi := rowRange(n, size, r)
-		part := grid[lo*n : hi*n]
-		st, err := gorun.RecvSlice(c, part, r, tagGather)
-		if err != nil {
-			return nil, fmt.Errorf("rows %d..%d from rank %d: %w", lo, hi-1, r, err)
-		}
-		if st.Count != 8*len(part) {
-			return nil, fmt.Errorf("rows %d..%d from rank %d: %d bytes, want %d", lo, hi-1, r, st.Count, 8*len(part))
-		}
+	if err := gorun.Gatherv(c, b.owned(), grid, counts, displs, 0); err != nil {
+		return nil, fmt.Errorf("gathering the rows on rank 0: %w", err)
 	}
 	return grid, nil
 }
