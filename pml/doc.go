@@ -34,10 +34,12 @@
 //
 // Requests, one lifecycle for every operation:
 //
-//	start    Comm.Isend / Comm.Irecv fill a zero Request that the caller
-//	         owns (a field of its own struct, or one from the pool) and
-//	         that it must not touch again until Done. Nothing else starts
-//	         an operation: blocking calls and Handles are built on these.
+//	start    Comm.Isend / Comm.Irecv (Message.StartRecv for a matched
+//	         probe) fill a zero Request that the caller owns (a field of
+//	         its own struct, or one from the pool) and must not touch
+//	         again until Done. Blocking calls and Handles are built on
+//	         these; StartExternal starts the one kind that is not a
+//	         message (below).
 //	pending  the PML holds the Request (tables, the matching engine, a
 //	         BTL's Completion) and completes it exactly once (finish):
 //	         Status and error final, Done true, waiters woken. A send the
@@ -50,10 +52,14 @@
 //	         channel, so reset refuses such a Request and the GC takes it.
 //
 // A Request need not be one message: an operation made of many (a
-// nonblocking collective's schedule) is a Request of its own, completed
-// once by whoever runs the schedule (from a progress hook, with the
-// schedule's own point-to-point Requests polled by Done), and handed out
-// through a Handle like any other.
+// nonblocking collective's schedule) is an external Request
+// (StartExternal), completed once with Complete by whoever runs the
+// schedule. The coll engine does so from the progress hook
+// (SetProgressHook: run by every Progress, it must not wait), starting
+// the schedule's own point-to-point Requests with Isend/Irecv on the
+// hidden context and polling them with Done. The user holds it through a
+// Handle like any other: Wait, Test, WaitAll and WaitAny do not tell the
+// difference.
 //
 // The user API adds one layer: gorun.Request (allocated per call, the
 // user's to keep) holds a Handle, which points to a pooled Request taken
