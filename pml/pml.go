@@ -69,10 +69,14 @@ type peer struct {
 // holding one may take those below it, never those above):
 //
 //	gorun's state lock (Init/Finalize), Comm.dups (one collective per comm)
+//	coll.Engine.mu  the running schedules; the progress hook TryLocks it,
+//	                and Progress runs the hook after releasing progMu
 //	PML.progMu      the one goroutine in Progress; BTL callbacks run under it
-//	  btl module locks (sm progMu, peer.mu; self mu), taken inside Progress/Send
+//	  btl module locks (sm progMu, peer.mu; tcp peer.mu; self mu), taken
+//	  inside Progress and Send
 //	PML.mu          matching engine, request tables, free lists, credit owed
-//	  Request.wmu, Handle.mu, waitState.genMu   leaves: nothing taken under them
+//	  Request.wmu, Handle.mu, waitState.genMu, cidAlloc.mu,
+//	  the sync.Pools    leaves: nothing is taken under them
 //
 // Under mu the PML calls btl Send (headers and small control messages:
 // ACK, CTL, FIN) but never Progress, Sleep, a wait, or a bulk copy: payload
