@@ -79,9 +79,10 @@ type peer struct {
 //	  the sync.Pools    leaves: nothing is taken under them
 //
 // Under mu the PML calls btl Send (headers and small control messages:
-// ACK, CTL, FIN) but never Progress, Sleep, a wait, or a bulk copy: payload
-// copies and single-copy reads of a matched message run with mu released
-// (recv.go). Request completion (finish) runs with or without mu.
+// ACK, CTL, FIN) and copies eager payloads (at most the eager limit), but
+// never calls Progress, Sleep or a wait, nor copies a rendezvous payload:
+// its copies and single-copy reads run with mu released (recv.go). Request
+// completion (finish) runs with or without mu.
 type PML struct {
 	cfg   Config
 	log   hclog.Logger
