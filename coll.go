@@ -27,9 +27,9 @@ func elemSize[T Scalar]() int {
 // collReady reports why c cannot run a collective, or nil.
 func (c *Comm) collReady() error {
 	if c == nil {
-		return errNilComm
+		return fatalCheck(errNilComm)
 	}
-	return c.c.Usable()
+	return fatalCheck(c.c.Usable())
 }
 
 // collTag takes the tag of the next collective on c.
@@ -55,13 +55,13 @@ func wait(r *Request, err error) error {
 
 func (c *Comm) checkRoot(root int) error {
 	if root < 0 || root >= c.Size() {
-		return fmt.Errorf("gorun: root %d is outside 0..%d: %w", root, c.Size()-1, ErrInvalidRank)
+		return fatalCheck(fmt.Errorf("gorun: root %d is outside 0..%d: %w", root, c.Size()-1, ErrInvalidRank))
 	}
 	return nil
 }
 
 func lenErr(call, what string, got, want int) error {
-	return fmt.Errorf("gorun: %s: %s has %d elements, want %d: %w", call, what, got, want, ErrInvalidArg)
+	return fatalCheck(fmt.Errorf("gorun: %s: %s has %d elements, want %d: %w", call, what, got, want, ErrInvalidArg))
 }
 
 // builtinOps are the names of the commutative built-in ops.
@@ -97,7 +97,7 @@ func isBuiltin(fn any) bool {
 // for a user Op (combined in rank order).
 func reducer[T Scalar](call string, op Op[T]) (red coll.ReduceFunc, ordered bool, err error) {
 	if op == nil {
-		return nil, false, fmt.Errorf("gorun: %s: nil Op: %w", call, ErrInvalidArg)
+		return nil, false, fatalCheck(fmt.Errorf("gorun: %s: nil Op: %w", call, ErrInvalidArg))
 	}
 	size := elemSize[T]()
 	red = func(acc, in []byte) {
@@ -263,7 +263,7 @@ func Gather[T Scalar](c *Comm, send, recv []T, root int) error {
 	if me == root {
 		if send == nil {
 			if len(recv)%n != 0 {
-				return fmt.Errorf("gorun: Gather: in place, recv's %d elements are not %d equal blocks: %w", len(recv), n, ErrInvalidArg)
+				return fatalCheck(fmt.Errorf("gorun: Gather: in place, recv's %d elements are not %d equal blocks: %w", len(recv), n, ErrInvalidArg))
 			}
 			count = len(recv) / n
 			in = coll.Region{Buf: coll.BufRecv, Off: root * count, Len: count}
@@ -314,7 +314,7 @@ func Iallgather[T Scalar](c *Comm, send, recv []T) (*Request, error) {
 	var count int
 	if send == nil {
 		if len(recv)%n != 0 {
-			return nil, fmt.Errorf("gorun: Allgather: in place, recv's %d elements are not %d equal blocks: %w", len(recv), n, ErrInvalidArg)
+			return nil, fatalCheck(fmt.Errorf("gorun: Allgather: in place, recv's %d elements are not %d equal blocks: %w", len(recv), n, ErrInvalidArg))
 		}
 		count = len(recv) / n
 	} else {
@@ -346,7 +346,7 @@ func Ialltoall[T Scalar](c *Comm, send, recv []T) (*Request, error) {
 		in = recv
 	}
 	if len(in)%n != 0 {
-		return nil, fmt.Errorf("gorun: Alltoall: %d elements are not %d equal blocks: %w", len(in), n, ErrInvalidArg)
+		return nil, fatalCheck(fmt.Errorf("gorun: Alltoall: %d elements are not %d equal blocks: %w", len(in), n, ErrInvalidArg))
 	}
 	if len(recv) != len(in) {
 		return nil, lenErr("Alltoall", "recv", len(recv), len(in))
@@ -360,19 +360,19 @@ func Ialltoall[T Scalar](c *Comm, send, recv []T) (*Request, error) {
 // elements; with disjoint, blocks must not overlap (a receive side).
 func checkV(call, what string, counts, displs []int, n, size int, disjoint bool) error {
 	if len(counts) != n || len(displs) != n {
-		return fmt.Errorf("gorun: %s: %d %s counts and %d displacements, want %d of each: %w", call, len(counts), what, len(displs), n, ErrInvalidArg)
+		return fatalCheck(fmt.Errorf("gorun: %s: %d %s counts and %d displacements, want %d of each: %w", call, len(counts), what, len(displs), n, ErrInvalidArg))
 	}
 	for i := 0; i < n; i++ {
 		if counts[i] < 0 || displs[i] < 0 || displs[i]+counts[i] > size {
-			return fmt.Errorf("gorun: %s: %s block %d (count %d at displacement %d) is outside the buffer of %d elements: %w",
-				call, what, i, counts[i], displs[i], size, ErrInvalidArg)
+			return fatalCheck(fmt.Errorf("gorun: %s: %s block %d (count %d at displacement %d) is outside the buffer of %d elements: %w",
+				call, what, i, counts[i], displs[i], size, ErrInvalidArg))
 		}
 	}
 	if disjoint {
 		for i := 0; i < n; i++ {
 			for j := i + 1; j < n; j++ {
 				if counts[i] > 0 && counts[j] > 0 && displs[i] < displs[j]+counts[j] && displs[j] < displs[i]+counts[i] {
-					return fmt.Errorf("gorun: %s: %s blocks %d and %d overlap: %w", call, what, i, j, ErrInvalidArg)
+					return fatalCheck(fmt.Errorf("gorun: %s: %s blocks %d and %d overlap: %w", call, what, i, j, ErrInvalidArg))
 				}
 			}
 		}

@@ -12,7 +12,7 @@ var errNilComm = fmt.Errorf("gorun: nil communicator: %w", ErrInvalidComm)
 // get a nil *Comm and a nil error. It is collective over c.
 func (c *Comm) Split(color, key int) (*Comm, error) {
 	if c == nil {
-		return nil, errNilComm
+		return nil, fatalCheck(errNilComm)
 	}
 	if color < 0 && color != Undefined {
 		return nil, fatalCheck(fmt.Errorf("gorun: Split color %d; want >= 0 or Undefined: %w", color, ErrInvalidArg))
@@ -28,7 +28,7 @@ func (c *Comm) Split(color, key int) (*Comm, error) {
 // memory), ordered by key, then by rank in c. It is collective over c.
 func (c *Comm) SplitShared(key int) (*Comm, error) {
 	if c == nil {
-		return nil, errNilComm
+		return nil, fatalCheck(errNilComm)
 	}
 	return c.Split(c.c.NodeID(c.c.Rank()), key)
 }
@@ -37,7 +37,7 @@ func (c *Comm) SplitShared(key int) (*Comm, error) {
 // return ErrInvalidComm. Operations still pending on it complete normally.
 func (c *Comm) Free() error {
 	if c == nil {
-		return errNilComm
+		return fatalCheck(errNilComm)
 	}
 	return fatalCheck(c.c.Free())
 }

@@ -117,7 +117,7 @@ func (c *Comm) Size() int { return c.c.Size() }
 // context. It is collective: every rank of c must call it.
 func (c *Comm) Dup() (*Comm, error) {
 	if c == nil {
-		return nil, errNilComm
+		return nil, fatalCheck(errNilComm)
 	}
 	d, err := c.c.Dup()
 	if err != nil {

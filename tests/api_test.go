@@ -87,6 +87,14 @@ func TestErrorsFatal(t *testing.T) {
 			t.Fatalf("exit %d, want 1 and gorun.SendSlice named\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
 		}
 	})
+	t.Run("collective named", func(t *testing.T) {
+		t.Parallel()
+		r := jobtest.Run(t, append(fatal, "-np", "2", "--timeout", "60s", jobtest.Prog("api"), "fatal-coll")...)
+		if r.Code != 1 || !strings.Contains(r.Stderr, "gorun.Bcast failed") || !strings.Contains(r.Stderr, "invalid rank") ||
+			strings.Contains(r.Stdout, "Bcast returned") {
+			t.Fatalf("exit %d, want 1 and gorun.Bcast named\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+	})
 	t.Run("cancel and context end are returned", func(t *testing.T) {
 		t.Parallel()
 		r := jobtest.Run(t, append(fatal, "-np", "2", "--timeout", "60s", jobtest.Prog("api"), "fatal-exempt")...)

@@ -49,7 +49,7 @@ func main() {
 	modes := map[string]func(){
 		"typed": typed, "names": names, "mprobe": mprobe,
 		"fatal-send": fatalSend, "fatal-slice": fatalSlice, "fatal-exempt": fatalExempt, "fatal-peer": fatalPeer,
-		"ignoreterm": ignoreTerm,
+		"ignoreterm": ignoreTerm, "fatal-coll": fatalColl,
 	}
 	f, ok := modes[mode]
 	if !ok {
@@ -352,4 +352,13 @@ func ignoreTerm() {
 		os.Exit(3)
 	}
 	time.Sleep(time.Hour)
+}
+
+// fatal-coll: a collective's argument error (a root outside the
+// communicator) under mpi_base_errors_fatal stops the job, naming the
+// collective.
+func fatalColl() {
+	err := gorun.Bcast(world, []float64{1}, world.Size())
+	fmt.Printf("Bcast returned: %v\n", err)
+	os.Exit(3)
 }
