@@ -324,6 +324,7 @@ func fatalPeer() {
 	if len(os.Args) > 2 {
 		fmt.Sscan(os.Args[2], &code)
 	}
+	check(world.Barrier(), "Barrier") // both past Init
 	switch world.Rank() {
 	case 1:
 		if code == 0 {
