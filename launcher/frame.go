@@ -155,7 +155,6 @@ type specMsg struct {
 	TagOutput bool
 	Stdin     bool // rank 0 is here and gets gorun's stdin frames
 	Backing   string
-	GorunDir  string // gorun's session directory, when it is on this host: removed if gorun dies
 }
 
 // startedMsg: a rank runs.

@@ -198,7 +198,6 @@ func (h *helper) run() int {
 			return 1
 		case !ok:
 			h.stopRanks(unix.SIGTERM) // gorun is gone
-			h.removeGorunDir()
 			return 1
 		}
 		{
@@ -235,18 +234,6 @@ func (h *helper) run() int {
 	}
 }
 
-// removeGorunDir removes the session directory of gorun on this machine
-// (spec.GorunDir) once gorun is gone: no rank of gorun's own watches it
-// in a job across machines.
-func (h *helper) removeGorunDir() {
-	dir := h.spec.GorunDir
-	if dir == "" || !jobenv.JobIDPattern.MatchString(filepath.Base(dir)) || !strings.HasPrefix(filepath.Base(filepath.Dir(dir)), "gorun-") {
-		return
-	}
-	jobenv.RemoveJobFiles(dir, os.Getuid(), filepath.Base(dir), h.spec.Backing)
-	os.Remove(filepath.Dir(dir))
-}
-
 func (h *helper) rank(id int) *helperRank {
 	i := id - h.spec.First
 	if i < 0 || i >= len(h.ranks) {
@@ -258,9 +245,6 @@ func (h *helper) rank(id int) *helperRank {
 // start makes the session directory, finds the program and spawns the ranks.
 func (h *helper) start() error {
 	s := &h.spec
-	if s.Count == 0 {
-		return nil // the guard of gorun's own session directory only
-	}
 	if s.Count < 1 || s.First < 0 || s.First+s.Count > s.Size || s.Size > MaxNP {
 		return fmt.Errorf("bad job description from gorun: ranks %d..%d of %d", s.First, s.First+s.Count-1, s.Size)
 	}

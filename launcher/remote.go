@@ -33,8 +33,7 @@ const helperWait = 10 * time.Second
 type hostProc struct {
 	name   string
 	local  bool
-	slots  int  // from --host/--hostfile; 0: the host's cores
-	guard  bool // not a host of the job: this machine's helper guarding gorun's session directory
+	slots  int // from --host/--hostfile; 0: the host's cores
 	cmd    *exec.Cmd
 	out    *frameWriter // to the helper's stdin
 	stdin  io.WriteCloser
@@ -130,17 +129,12 @@ func (j *job) runHosts(prog program, mcaEnc string, sigs <-chan os.Signal, plm P
 	if m.self, err = os.Executable(); err != nil {
 		return j.fail("cannot find gorun's own executable to start its helpers: %v", err)
 	}
+	// If gorun is killed, its janitor removes gorun's own session
+	// directory here; each helper removes its host's.
 	local := newLocalNames()
-	hasLocal := false
 	for _, h := range j.o.Hosts {
 		isLocal := local.isLocal(h.Name) && !slurm // under Slurm every rank runs in a job step
 		m.hosts = append(m.hosts, &hostProc{name: h.Name, slots: h.Slots, local: isLocal, stderr: &tailBuffer{}})
-		hasLocal = hasLocal || isLocal
-	}
-	if !hasLocal {
-		// A helper here too, without ranks: if gorun is killed, it removes
-		// gorun's session directory (on one machine the ranks do that).
-		m.hosts = append(m.hosts, &hostProc{name: "localhost", local: true, guard: true, stderr: &tailBuffer{}})
 	}
 	for _, h := range m.hosts {
 		if !h.local && m.selfH == "" {
@@ -480,9 +474,6 @@ func (m *multiJob) place(mcaEnc string) {
 	j := m.j
 	var slots []int
 	for _, h := range m.hosts {
-		if h.guard {
-			continue
-		}
 		n := h.slots
 		if n == 0 {
 			n = max(1, h.hello.Cores)
@@ -491,9 +482,6 @@ func (m *multiJob) place(mcaEnc string) {
 	}
 	counts := placeRanks(j.o.NP, slots)
 	first := rankBlocks(counts)
-	if len(m.hosts) > len(counts) { // the guard
-		counts, first = append(counts, 0), append(first, j.o.NP)
-	}
 	nodeOf := make([]int, j.o.NP)
 	nodes := 0
 	for i, h := range m.hosts {
@@ -523,12 +511,8 @@ func (m *multiJob) place(mcaEnc string) {
 	wd, _ := os.Getwd()
 	stdin := j.rank0Stdin()
 	for _, h := range m.hosts {
-		if h.count == 0 && !h.local {
-			h.out.write(frShutdown, 0, nil)
-			continue
-		}
 		if h.count == 0 {
-			h.out.writeJSON(frSpec, 0, specMsg{JobID: jobID, Size: j.o.NP, Backing: j.backingDir, GorunDir: j.sess.dir})
+			h.out.write(frShutdown, 0, nil)
 			continue
 		}
 		env := []string{mca.EnvResolved + "=" + mcaEnc}
@@ -538,9 +522,7 @@ func (m *multiJob) place(mcaEnc string) {
 		spec := specMsg{JobID: jobID, Size: j.o.NP, Node: h.node, Nodes: nodes, First: h.first, Count: h.count,
 			Args: j.o.Args, Env: env, Dir: wd, TagOutput: j.o.TagOutput, Stdin: h.first == 0 && stdin != nil,
 			Backing: j.backingDir, Path: m.prog}
-		if h.local {
-			spec.GorunDir = j.sess.dir
-		} else {
+		if !h.local {
 			spec.Program = m.progF
 		}
 		h.out.writeJSON(frSpec, 0, spec)
