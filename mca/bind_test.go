@@ -101,6 +101,30 @@ func TestComponentDefaultsAndConfig(t *testing.T) {
 	}
 }
 
+// TestDeprecatedNameFromEnvTravels: a value set through a deprecated
+// name's environment variable survives Encode and Decode (the launcher's
+// Set reaches the ranks), with that variable as its source; a made-up
+// source naming another parameter's variable is still refused.
+func TestDeprecatedNameFromEnvTravels(t *testing.T) {
+	r, k := newDemo(t)
+	s, _, err := r.Resolve(Inputs{Environ: []string{"GORUN_MCA_old_spin_count=9"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _, err := r.Decode(s.Encode())
+	if err != nil {
+		t.Fatalf("Decode: %v", err)
+	}
+	c, err := k.Config(d)
+	if err != nil || c.Spin != 9 || d.sourceOf("demo_spin_count") != "env:GORUN_MCA_old_spin_count" {
+		t.Errorf("decoded spin %d from %q, %v; want 9 from env:GORUN_MCA_old_spin_count", c.Spin, d.sourceOf("demo_spin_count"), err)
+	}
+	bad := strings.Replace(s.Encode(), "env%3AGORUN_MCA_old_spin_count", "env%3AGORUN_MCA_demo_slots", 1)
+	if _, _, err := r.Decode(bad); err == nil || !strings.Contains(err.Error(), "invalid source") {
+		t.Errorf("Decode of a source naming another parameter: %v; want invalid source", err)
+	}
+}
+
 func equalDemo(a, b demo) bool {
 	return a.Eager == b.Eager && a.Max == b.Max && a.Slots == b.Slots && a.Spin == b.Spin && a.Warn == b.Warn &&
 		a.Dir == b.Dir && a.Mode == b.Mode && slices.Equal(a.Env, b.Env) && slices.Equal(a.BTL.names, b.BTL.names)

@@ -61,7 +61,7 @@ func (r *registry) Decode(enc string) (*Set, []string, error) {
 	s := newSet(len(params))
 	var warns []string
 	for i, part := range parts[1:] {
-		name, src, val, err := decodeEntry(part)
+		name, src, val, err := decodeEntry(part, r.synonymOf)
 		if err == nil {
 			if _, dup := s.vals[name]; dup {
 				err = fmt.Errorf("parameter %q appears twice", name)
@@ -94,8 +94,10 @@ func (r *registry) Decode(enc string) (*Set, []string, error) {
 }
 
 // decodeEntry splits and unescapes one NAME,SOURCE,VALUE entry and checks
-// the name and the source.
-func decodeEntry(part string) (name, src, val string, err error) {
+// the name and the source; an environment source may name the parameter or
+// one of its deprecated names (synonymOf maps a deprecated name to its
+// parameter).
+func decodeEntry(part string, synonymOf func(string) (string, bool)) (name, src, val string, err error) {
 	fields := strings.Split(part, ",")
 	if len(fields) != 3 {
 		return "", "", "", fmt.Errorf("%q has %d fields; want NAME,SOURCE,VALUE", clip(part), len(fields))
@@ -110,14 +112,22 @@ func decodeEntry(part string) (name, src, val string, err error) {
 	if !validName(name) {
 		return "", "", "", fmt.Errorf("invalid parameter name %q", clip(name))
 	}
+	envName, isEnv := strings.CutPrefix(src, "env:"+EnvPrefix)
 	switch {
-	case src == SourceDefault, src == SourceFlag, src == "env:"+EnvPrefix+name:
+	case src == SourceDefault, src == SourceFlag, isEnv && envName == name:
+	case isEnv && validName(envName) && isSynonym(synonymOf, envName, name):
 	case strings.HasPrefix(src, "file:") && len(src) > len("file:"):
 	default:
 		return "", "", "", fmt.Errorf("parameter %q: invalid source %q; want default, flag, file:PATH or env:%s%s",
 			name, clip(src), EnvPrefix, name)
 	}
 	return name, src, val, nil
+}
+
+// isSynonym reports whether old is a deprecated name of name.
+func isSynonym(synonymOf func(string) (string, bool), old, name string) bool {
+	n, ok := synonymOf(old)
+	return ok && n == name
 }
 
 // decodeError places an error at an entry of the encoding.

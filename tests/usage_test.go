@@ -143,6 +143,26 @@ func TestErrorsQuoteLittle(t *testing.T) {
 	}
 }
 
+// TestDeprecatedSpinCount: btl_sm_spin_count, now pml_ob1_spin_count, still
+// works from the environment and from --mca, with one warning from gorun.
+func TestDeprecatedSpinCount(t *testing.T) {
+	t.Parallel()
+	for _, j := range []jobtest.Job{
+		{Args: []string{"-np", "2", actor(), "marker"}, Env: []string{"GORUN_MCA_btl_sm_spin_count=5"}},
+		{Args: []string{"-np", "2", "--mca", "btl_sm_spin_count", "5", actor(), "marker"}},
+	} {
+		markers := t.TempDir()
+		j.Args = append(j.Args, markers)
+		r := j.Run(t)
+		if r.Code != 0 || strings.Count(r.Stderr, "deprecated") != 1 || !strings.Contains(r.Stderr, "deprecated; use pml_ob1_spin_count") {
+			t.Errorf("%v %v: exit %d, stderr %q; want 0 and one deprecation warning", j.Env, j.Args, r.Code, r.Stderr)
+		}
+		if m, _ := os.ReadDir(markers); len(m) != 2 {
+			t.Errorf("markers %v; want one per rank", m)
+		}
+	}
+}
+
 // TestUnknownMCAName: "An unknown name ... is a warning naming the closest
 // known parameter; the run goes on."
 func TestUnknownMCAName(t *testing.T) {
