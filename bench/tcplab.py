@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""gorun over TCP against Open MPI's btl/tcp, between two namespace hosts.
+
+usage (root, from the repository root):
+    python3 bench/tcplab.py [--rounds N] [--bench-c PATH] [--max SIZE] MODE...
+
+MODE is lat, bw, bibw or mr (two ranks, one per host). The script:
+  1. builds ./cmd/gorun and ./bench/osu, and bench.c with Debian's Open MPI
+     (openmpi-bin and libopenmpi-dev are installed when missing);
+  2. creates two network-namespace hosts h1, h2 (10.77.0.1-2/24, veth +
+     bridge in a namespace of their own, names unique to this run), each
+     with its own hostname, /etc/hosts, /tmp and /dev/shm; an ssh stand-in
+     ("agent") enters them;
+  3. runs, alternately (A B A B ...), inside h1:
+       gorun -np 2 --host h1:1,h2:1 --mca plm_ssh_agent agent osu MODE
+       mpirun -np 2 --host h1,h2 --mca plm_rsh_agent agent
+              --mca pml ob1 --mca btl self,tcp --mca btl_tcp_if_include eth0 bench MODE
+  4. prints per size the median of each side and ratio = gorun / Open MPI
+     (lat: lower is better; bw, bibw, mr: higher is better);
+  5. deletes everything it created, also on failure or Ctrl-C.
+
+Only same-run ratios mean anything on a shared machine; numbers taken while
+other work runs are noise.
+"""
+import argparse, atexit, os, re, secrets, shutil, statistics, subprocess, sys, tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def sh(*args, check=True, **kw):
+    return subprocess.run(list(args), check=check, **kw)
+
+
+class Lab:
+    def __init__(self, keep):
+        self.id = secrets.token_hex(3)
+        self.sw = f"gb{self.id}-sw"
+        self.dir = tempfile.mkdtemp(prefix=f"gorun-tcplab-{self.id}-")
+        os.chmod(self.dir, 0o755)
+        self.keep = [self.dir] + keep
+        self.made = []
+        atexit.register(self.down)
+
+    def ns(self, i):
+        return f"gb{self.id}-h{i}"
+
+    def up(self):
+        with open(os.path.join(self.dir, "hosts"), "w") as f:
+            f.write("127.0.0.1 localhost\n10.77.0.1 h1\n10.77.0.2 h2\n")
+        br = f"gb{self.id}br"
+        cmds = [["netns", "add", self.sw], ["-n", self.sw, "link", "add", br, "type", "bridge"],
+                ["-n", self.sw, "link", "set", br, "up"]]
+        for i in (1, 2):
+            v, p = f"gb{self.id}v{i}", f"gb{self.id}p{i}"
+            cmds += [["netns", "add", self.ns(i)], ["link", "add", v, "type", "veth", "peer", "name", p],
+                     ["link", "set", v, "netns", self.ns(i)], ["link", "set", p, "netns", self.sw],
+                     ["-n", self.ns(i), "link", "set", v, "name", "eth0"],
+                     ["-n", self.ns(i), "addr", "add", f"10.77.0.{i}/24", "dev", "eth0"],
+                     ["-n", self.ns(i), "link", "set", "eth0", "up"], ["-n", self.ns(i), "link", "set", "lo", "up"],
+                     ["-n", self.sw, "link", "set", p, "master", br], ["-n", self.sw, "link", "set", p, "up"]]
+        for c in cmds:
+            sh("ip", *c)
+        binds = "".join(f'mkdir -p /mnt/gb{self.id}-{k} && mount --bind "{d}" /mnt/gb{self.id}-{k}\n'
+                        for k, d in enumerate(self.keep))
+        rebinds = "".join(f'mkdir -p "{d}" && mount --bind /mnt/gb{self.id}-{k} "{d}" && umount /mnt/gb{self.id}-{k}'
+                          f' && rmdir /mnt/gb{self.id}-{k}\n' for k, d in enumerate(self.keep))
+        self.onhost = os.path.join(self.dir, "onhost")
+        with open(self.onhost, "w") as f:
+            f.write(f"""#!/bin/sh
+n=$1; shift
+exec nsenter --net=/run/netns/gb{self.id}-h$n unshare --uts --mount --propagation private sh -c '
+set -e
+hostname h'$n'
+mount --bind {self.dir}/hosts /etc/hosts
+{binds}mount -t tmpfs -o size=1g tmpfs /tmp
+mount -t tmpfs -o size=1g tmpfs /dev/shm
+{rebinds}exec "$@"' sh "$@"
+""")
+        self.agent = os.path.join(self.dir, "agent")
+        with open(self.agent, "w") as f:
+            f.write(f"""#!/bin/sh
+while [ $# -gt 0 ]; do case "$1" in -o|-p|-l|-i|-F) shift 2;; -*) shift;; *) break;; esac; done
+host=$1; shift; n=${{host#h}}
+exec {self.onhost} "$n" sh -c "$*"
+""")
+        os.chmod(self.onhost, 0o755)
+        os.chmod(self.agent, 0o755)
+
+    def run(self, host, args, timeout=900):
+        p = subprocess.run([self.onhost, str(host)] + args, capture_output=True, text=True, timeout=timeout)
+        if p.returncode != 0:
+            raise RuntimeError(f"{' '.join(args)}: exit {p.returncode}\n{p.stdout}\n{p.stderr}")
+        return p.stdout
+
+    def down(self):
+        for i in (1, 2):
+            pids = subprocess.run(["ip", "netns", "pids", self.ns(i)], capture_output=True, text=True).stdout.split()
+            for pid in pids:
+                try:
+                    os.kill(int(pid), 9)
+                except (ProcessLookupError, ValueError):
+                    pass
+        for n in (self.ns(1), self.ns(2), self.sw):
+            subprocess.run(["ip", "netns", "del", n], stderr=subprocess.DEVNULL)
+        left = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.strip()
+        if not left and os.path.ismount("/run/netns"):
+            subprocess.run(["umount", "/run/netns"])
+            try:
+                os.rmdir("/run/netns")
+            except OSError:
+                pass
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def parse(mode, text):
+    out = {}
+    for line in text.splitlines():
+        f = line.split()
+        if not f or line.startswith("#") or not re.fullmatch(r"\d+", f[0]) or len(f) < 2:
+            continue
+        out[int(f[0])] = float(f[2] if mode == "mr" and len(f) > 2 else f[1])
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rounds", type=int, default=5)
+    # The reference program lives beside the checkout (../shared/bench), or
+    # two levels up from a worktree (../../shared/bench).
+    refs = [os.path.join(ROOT, *up, "shared", "bench", "bench.c") for up in (("..",), ("..", ".."))]
+    ap.add_argument("--bench-c", default=next((r for r in refs if os.path.exists(r)), refs[0]))
+    ap.add_argument("--max", default="4194304", help="largest size (bytes)")
+    ap.add_argument("modes", nargs="+", choices=["lat", "bw", "bibw", "mr"])
+    a = ap.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("tcplab.py: needs root (network namespaces)")
+    work = tempfile.mkdtemp(prefix="gorun-tcplab-bin-")
+    atexit.register(shutil.rmtree, work, True)
+    os.chmod(work, 0o755)
+    sh("go", "build", "-o", os.path.join(work, "gorun"), "./cmd/gorun", cwd=ROOT)
+    sh("go", "build", "-o", os.path.join(work, "osu"), "./bench/osu", cwd=ROOT)
+    if not shutil.which("mpicc.openmpi"):
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        sh("apt-get", "-o", "DPkg::Lock::Timeout=600", "install", "-y", "-q", "openmpi-bin", "libopenmpi-dev",
+           env=env, stdout=subprocess.DEVNULL)
+    sh("mpicc.openmpi", "-O2", "-Wno-stringop-overflow", "-o", os.path.join(work, "bench"), a.bench_c)
+    lab = Lab([work])
+    lab.up()
+    gorun = [os.path.join(work, "gorun"), "-np", "2", "--host", "h1:1,h2:1", "--mca", "plm_ssh_agent", lab.agent,
+             os.path.join(work, "osu")]
+    ompi = ["mpirun.openmpi", "--allow-run-as-root", "-np", "2", "--host", "h1,h2", "--mca", "plm_rsh_agent", lab.agent,
+            "--mca", "pml", "ob1", "--mca", "btl", "self,tcp", "--mca", "btl_tcp_if_include", "eth0",
+            "--mca", "oob_tcp_if_include", "eth0", os.path.join(work, "bench")]
+    for mode in a.modes:
+        g, o = {}, {}
+        for r in range(a.rounds):
+            for side, cmd, store in (("gorun", gorun + [mode, a.max], g), ("Open MPI", ompi + [mode, a.max], o)):
+                for size, v in parse(mode, lab.run(1, cmd)).items():
+                    store.setdefault(size, []).append(v)
+            print(f"# {mode}: round {r + 1}/{a.rounds} done", file=sys.stderr)
+        unit = "us" if mode == "lat" else ("messages/s" if mode == "mr" else "MB/s")
+        better = "lower" if mode == "lat" else "higher"
+        print(f"## {mode} ({unit}, median of {a.rounds} interleaved runs; ratio = gorun / Open MPI, {better} is better)")
+        print(f"{'size':>10} {'gorun':>12} {'Open MPI':>12} {'ratio':>7}")
+        for size in sorted(set(g) & set(o)):
+            mg, mo = statistics.median(g[size]), statistics.median(o[size])
+            print(f"{size:>10} {mg:>12.2f} {mo:>12.2f} {mg / mo if mo else float('nan'):>7.2f}")
+
+
+if __name__ == "__main__":
+    main()
