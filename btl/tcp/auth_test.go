@@ -57,7 +57,7 @@ func recordedHello(t *testing.T, secret []byte, self, peer int) []byte {
 func TestStrangers(t *testing.T) {
 	secret := NewSecret()
 	cfg := testConfig()
-	cfg.TimeoutSec = 2 // bounds the silent stranger's handshake
+	cfg.TimeoutSec = 4 // bounds the silent stranger's handshake (and the connect phase)
 	var logs syncBuf
 	log := hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Warn})
 	m0, err := Listen(Job{Rank: 0, Size: 2, Secret: secret}, cfg, log)

@@ -14,10 +14,13 @@ import (
 	"github.com/gorun-mpi/gorun/internal/errs"
 )
 
-// testConfig: loopback, small limits so that the suite crosses them often.
+// testConfig: loopback; a 32 KiB max send size (as sm's) keeps the suite's
+// 3000-message bursts to ~20 MB, which a loaded machine under -race moves
+// well within btltest.Timeout.
 func testConfig() Config {
 	c := DefaultConfig()
 	c.Loopback = true
+	c.EagerLimit, c.MaxSendSize = 8<<10, 32<<10
 	c.TimeoutSec = 10
 	return c
 }
