@@ -165,7 +165,7 @@ func Ireduce[T Scalar](c *Comm, send, recv []T, op Op[T], root int) (*Request, e
 	} else {
 		recv = nil
 	}
-	s := state.coll.Config().ReduceSchedule(c.Size(), c.Rank(), root, count, in, ordered)
+	s := state.coll.Config().ReduceSchedule(c.Size(), c.Rank(), root, count, elemSize[T](), in, ordered)
 	return c.start(s, elemSize[T](), asBytes(send), asBytes(recv), red), nil
 }
 

@@ -2,10 +2,21 @@ package gorun
 
 import (
 	"fmt"
+
+	"github.com/gorun-mpi/gorun/pml"
 )
 
 // errNilComm is what calls on a nil *Comm return.
 var errNilComm = fmt.Errorf("gorun: nil communicator: %w", ErrInvalidComm)
+
+// pc is c's PML communicator, nil for a nil c: every pml.Comm call that
+// checks its arguments answers a nil receiver with ErrInvalidComm.
+func (c *Comm) pc() *pml.Comm {
+	if c == nil {
+		return nil
+	}
+	return c.c
+}
 
 // Split partitions c by color: ranks passing the same color form a new
 // communicator, ordered by key, then by rank in c. Ranks passing Undefined

@@ -20,7 +20,7 @@ type Message struct {
 // Mprobe waits for a message matching (source, tag), removes it from
 // matching and returns it, with its Status (Count: its full length).
 func (c *Comm) Mprobe(source, tag int) (*Message, Status, error) {
-	m, st, err := c.c.Mprobe(source, tag)
+	m, st, err := c.pc().Mprobe(source, tag)
 	if err != nil {
 		return nil, Status{}, fatalCheck(err)
 	}
@@ -30,7 +30,7 @@ func (c *Comm) Mprobe(source, tag int) (*Message, Status, error) {
 // Improbe is Mprobe that does not wait: ok is false (and the Message nil)
 // when no message matches yet.
 func (c *Comm) Improbe(source, tag int) (*Message, Status, bool, error) {
-	m, st, ok, err := c.c.Improbe(source, tag)
+	m, st, ok, err := c.pc().Improbe(source, tag)
 	if err != nil || !ok {
 		return nil, Status{}, false, fatalCheck(err)
 	}

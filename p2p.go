@@ -13,44 +13,44 @@ import (
 // Messages up to the eager limit complete without the receiver; larger ones
 // wait for it (rendezvous). buf may be nil or empty.
 func (c *Comm) Send(buf []byte, dest, tag int) error {
-	return fatalCheck(c.c.Send(buf, dest, tag, false))
+	return fatalCheck(c.pc().Send(buf, dest, tag, false))
 }
 
 // Ssend is Send that returns only after the receiver has matched the message.
 func (c *Comm) Ssend(buf []byte, dest, tag int) error {
-	return fatalCheck(c.c.Send(buf, dest, tag, true))
+	return fatalCheck(c.pc().Send(buf, dest, tag, true))
 }
 
 // Recv receives a message from source (or AnySource) with tag (or AnyTag)
 // into buf. A longer message fills buf and returns ErrTruncate.
 func (c *Comm) Recv(buf []byte, source, tag int) (Status, error) {
-	st, err := c.c.Recv(buf, source, tag)
+	st, err := c.pc().Recv(buf, source, tag)
 	return status(st), fatalCheck(err)
 }
 
 // Sendrecv sends and receives at once, so that pairs of ranks can exchange
 // without deadlock. If either half's arguments are bad, nothing is done.
 func (c *Comm) Sendrecv(sendBuf []byte, dest, sendTag int, recvBuf []byte, source, recvTag int) (Status, error) {
-	if err := c.c.CheckSend(dest, sendTag); err != nil {
+	if err := c.pc().CheckSend(dest, sendTag); err != nil {
 		return Status{}, fatalCheck(err)
 	}
-	if err := c.c.CheckRecv(source, recvTag); err != nil {
+	if err := c.pc().CheckRecv(source, recvTag); err != nil {
 		return Status{}, fatalCheck(err)
 	}
-	st, err := c.c.Sendrecv(sendBuf, dest, sendTag, recvBuf, source, recvTag)
+	st, err := c.pc().Sendrecv(sendBuf, dest, sendTag, recvBuf, source, recvTag)
 	return status(st), fatalCheck(err)
 }
 
 // Probe waits for a message matching (source, tag) and describes it
 // without receiving it; Count is the message's full length.
 func (c *Comm) Probe(source, tag int) (Status, error) {
-	st, err := c.c.Probe(source, tag)
+	st, err := c.pc().Probe(source, tag)
 	return status(st), fatalCheck(err)
 }
 
 // Iprobe is Probe that does not wait: ok is false when no message matches yet.
 func (c *Comm) Iprobe(source, tag int) (Status, bool, error) {
-	st, ok, err := c.c.Iprobe(source, tag)
+	st, ok, err := c.pc().Iprobe(source, tag)
 	return status(st), ok, fatalCheck(err)
 }
 
@@ -66,7 +66,7 @@ type Request struct {
 // Isend starts a send. The caller must not touch buf until it completes.
 func (c *Comm) Isend(buf []byte, dest, tag int) (*Request, error) {
 	r := new(Request)
-	if err := c.c.StartIsend(&r.h, buf, dest, tag, false); err != nil {
+	if err := c.pc().StartIsend(&r.h, buf, dest, tag, false); err != nil {
 		return nil, fatalCheck(err)
 	}
 	return r, nil
@@ -75,7 +75,7 @@ func (c *Comm) Isend(buf []byte, dest, tag int) (*Request, error) {
 // Issend starts a synchronous send: it completes once the receiver matched.
 func (c *Comm) Issend(buf []byte, dest, tag int) (*Request, error) {
 	r := new(Request)
-	if err := c.c.StartIsend(&r.h, buf, dest, tag, true); err != nil {
+	if err := c.pc().StartIsend(&r.h, buf, dest, tag, true); err != nil {
 		return nil, fatalCheck(err)
 	}
 	return r, nil
@@ -84,7 +84,7 @@ func (c *Comm) Issend(buf []byte, dest, tag int) (*Request, error) {
 // Irecv starts a receive. The caller must not touch buf until it completes.
 func (c *Comm) Irecv(buf []byte, source, tag int) (*Request, error) {
 	r := new(Request)
-	if err := c.c.StartIrecv(&r.h, buf, source, tag); err != nil {
+	if err := c.pc().StartIrecv(&r.h, buf, source, tag); err != nil {
 		return nil, fatalCheck(err)
 	}
 	return r, nil

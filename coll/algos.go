@@ -473,3 +473,30 @@ func AlltoallLinear(n, r, count int, inPlace bool) Schedule {
 	}
 	return Schedule{Rounds: [][]Step{all}, Tmp: s.Tmp}
 }
+
+// ReduceScatterGather (Rabenseifner's idea, with a ring for the
+// reduce-scatter; for large counts and commutative ops): a ring
+// reduce-scatter of a scratch copy of in leaves rank i with block i fully
+// reduced, then every rank sends its block to root. Each rank moves about
+// 2*count elements whatever n, where the binomial tree moves count*log n.
+func ReduceScatterGather(n, r, root, count int, in Region) Schedule {
+	var b builder
+	off := blocks(count, n)
+	w := reg(BufTmp, b.tmp(count), count)
+	b.copy(w, in)
+	if n > 1 {
+		ringReduceScatter(&b, n, r, w, off)
+	}
+	mine := reg(BufTmp, w.Off+off[r], off[r+1]-off[r])
+	if r != root {
+		b.send(root, mine)
+		return b.done()
+	}
+	b.copy(reg(BufRecv, off[r], mine.Len), mine)
+	for i := 0; i < n; i++ {
+		if i != root {
+			b.recv(i, reg(BufRecv, off[i], off[i+1]-off[i]))
+		}
+	}
+	return b.done()
+}

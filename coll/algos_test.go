@@ -82,6 +82,21 @@ func TestReduce(t *testing.T) {
 						})
 						simulate(t, rs, op.elem, op.red)
 						eq(t, fmt.Sprint(op.name, " n", n, " root", root, " count", count, " inplace ", inPlace), rs[root].bufs[BufRecv], refReduce(op, inputs, 0, n))
+						if op.ordered {
+							continue
+						}
+						rs = newRanks(n, func(r int) (Schedule, [3][]byte) {
+							recv := make([]byte, count*op.elem)
+							in := reg(BufSend, 0, count)
+							send := inputs[r]
+							if inPlace && r == root {
+								copy(recv, inputs[r])
+								in, send = reg(BufRecv, 0, count), nil
+							}
+							return ReduceScatterGather(n, r, root, count, in), [3][]byte{send, recv, nil}
+						})
+						simulate(t, rs, op.elem, op.red)
+						eq(t, fmt.Sprint("reduce_scatter_gather n", n, " root", root, " count", count, " inplace ", inPlace), rs[root].bufs[BufRecv], refReduce(op, inputs, 0, n))
 					}
 				}
 			}

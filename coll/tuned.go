@@ -6,7 +6,8 @@ package coll
 //
 //	Barrier             dissemination
 //	Bcast               binomial; scatter_allgather from 256 KiB on ≥ 4 ranks
-//	Reduce              binomial (in rank order for user ops)
+//	Reduce              binomial (in rank order for user ops);
+//	                    reduce_scatter_gather from 256 KiB on > 2 ranks
 //	Allreduce           recursive_doubling; ring from 64 KiB (built-in ops)
 //	Allgather           recursive_doubling (power of two) or bruck up to
 //	                    64 KiB gathered; ring above
@@ -32,8 +33,19 @@ func (c Config) BcastSchedule(n, r, root, count, elem int) Schedule {
 	return BcastBinomial(n, r, root, count)
 }
 
-// ReduceSchedule: ordered for a user Op (rank-order combination).
-func (c Config) ReduceSchedule(n, r, root, count int, in Region, ordered bool) Schedule {
+// ReduceSchedule: ordered for a user Op (rank-order combination), which
+// always takes the binomial tree.
+func (c Config) ReduceSchedule(n, r, root, count, elem int, in Region, ordered bool) Schedule {
+	alg := c.Reduce
+	if alg == "" || alg == "auto" {
+		alg = "binomial"
+		if count*elem >= 256<<10 && count >= n && n > 2 {
+			alg = "reduce_scatter_gather"
+		}
+	}
+	if alg == "reduce_scatter_gather" && !ordered {
+		return ReduceScatterGather(n, r, root, count, in)
+	}
 	return ReduceBinomial(n, r, root, count, in, ordered)
 }
 

@@ -115,8 +115,14 @@ func (c *Comm) NodeID(r int) int {
 // errInvalidComm is returned by every call on a freed communicator.
 var errInvalidComm = fmt.Errorf("gorun: the communicator was freed: %w", errs.ErrInvalidComm)
 
-// usable reports why c cannot be used (after Close or Free), or nil.
+// errNilComm answers calls on a nil *Comm.
+var errNilComm = fmt.Errorf("gorun: nil communicator: %w", errs.ErrInvalidComm)
+
+// usable reports why c cannot be used (nil, after Close or Free), or nil.
 func (c *Comm) usable() error {
+	if c == nil {
+		return errNilComm
+	}
 	if c.p.closed.Load() {
 		return errClosed
 	}

@@ -15,6 +15,7 @@ var forced = []string{
 	"coll_tuned_allgather_algorithm", "ring",
 	"coll_tuned_alltoall_algorithm", "pairwise",
 	"coll_tuned_reduce_scatter_block_algorithm", "recursive_doubling",
+	"coll_tuned_reduce_algorithm", "reduce_scatter_gather",
 }
 
 var bruck = []string{"coll_tuned_allgather_algorithm", "bruck"}
