@@ -7,7 +7,7 @@ var Params = mca.Declare("pml_ob1", []mca.Field[Config]{
 	mca.Int("pml_ob1_spin_count", "1000", 0, 1<<30, func(c *Config) *int { return &c.SpinCount },
 		"progress polls before a waiting rank sleeps until a sender wakes it").Deprecated("btl_sm_spin_count"),
 	mca.Size("pml_ob1_unexpected_limit", "64m", 0, 1<<40, func(c *Config) *int64 { return &c.UnexpectedLimit },
-		"bytes of eager payload a rank may be sent before it has matched them, shared among its peers as credit; a sender out of credit uses rendezvous (0: no limit)"),
+		"bytes of eager payload a rank may be sent before it has matched them, shared among its peers as credit; a sender out of credit uses rendezvous even below the eager limit (warned once), so a program that needs more unmatched eager data must raise it (0: no limit)"),
 	mca.Enum("pml_ob1_yield_when_idle", "auto", []string{"auto", "yes", "no"}, func(c *Config) *string { return &c.YieldWhenIdle },
 		"yield the core between progress polls: yes, no, or auto (yes when the ranks outnumber the cores)"),
 	mca.Size("pml_ob1_rget_limit", "0", 0, 1<<40, func(c *Config) *int { return &c.RgetLimit },

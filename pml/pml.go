@@ -93,6 +93,9 @@ type PML struct {
 
 	// creditLimit is each peer's eager credit (0: flow control off).
 	creditLimit int64
+	// creditWarned: the one-time warning that a sender ran out of eager
+	// credit has been logged (takeCredit).
+	creditWarned atomic.Bool
 
 	mu     sync.Mutex // guards the fields up to the next blank line
 	eng    *match.Engine

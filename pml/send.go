@@ -1,6 +1,7 @@
 package pml
 
 import (
+	"fmt"
 	"unsafe"
 
 	"github.com/gorun-mpi/gorun/btl"
@@ -136,6 +137,19 @@ func (p *PML) takeCredit(pe *peer, n int) bool {
 		return true
 	}
 	pe.credit.Add(int64(n))
+	if p.creditWarned.CompareAndSwap(false, true) {
+		dst := -1
+		for i := range p.peers {
+			if &p.peers[i] == pe {
+				dst = i
+			}
+		}
+		p.log.Warn(fmt.Sprintf("rank %d: eager credit towards rank %d used up: it holds %d bytes of our eager messages it has not matched yet "+
+			"(its share of pml_ob1_unexpected_limit=%d); from now on a send to a rank without credit waits for that rank to match it (rendezvous), "+
+			"even below the eager limit, and a program that relies on eager sends completing without the receiver can deadlock; "+
+			"raise pml_ob1_unexpected_limit (0: no limit) if it must (warned once)",
+			p.cfg.Rank, dst, p.creditLimit, p.cfg.UnexpectedLimit))
+	}
 	return false
 }
 

@@ -176,3 +176,20 @@ func TestStdoutClosedEarly(t *testing.T) {
 	}
 	jobtest.CheckClean(t, tmp, cmd.Process.Pid, 0)
 }
+
+// TestEagerCreditWarning (issue 16 item 6): once a sender has sent a
+// receiver its share of pml_ob1_unexpected_limit in eager messages the
+// receiver has not matched, further sends wait for the receiver even below
+// the eager limit. That must not happen silently: one warning, naming the
+// parameter, however many sends are affected; the job still completes.
+func TestEagerCreditWarning(t *testing.T) {
+	t.Parallel()
+	r := jobtest.Run(t, "-np", "2", "--mca", "pml_ob1_unexpected_limit", "64k", actor(), "credit", "300", "1024")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "received 300") {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want 0 and every message received", r.Code, r.Stdout, r.Stderr)
+	}
+	if n := strings.Count(r.Stderr, "pml_ob1_unexpected_limit=65536"); n != 1 || strings.Count(r.Stderr, "\n") != 1 ||
+		!strings.Contains(r.Stderr, "[WARN]") || !strings.Contains(r.Stderr, "eager credit towards rank 1 used up") {
+		t.Errorf("stderr %q; want exactly one warning line naming pml_ob1_unexpected_limit=65536", r.Stderr)
+	}
+}

@@ -10,6 +10,8 @@
 //	actor tag                  print two lines and a last one without newline
 //	actor marker DIR           create DIR/marker.R
 //	actor lines N              print N lines
+//	actor credit N SIZE        rank 0 sends N messages of SIZE bytes to rank 1,
+//	                           which receives them 300 ms later
 package main
 
 import (
@@ -78,6 +80,29 @@ func main() {
 		n, _ := strconv.Atoi(args[0])
 		for i := 0; i < n; i++ {
 			fmt.Printf("line %d %d\n", rank, i)
+		}
+	case "credit":
+		if len(args) != 2 {
+			die("usage: actor credit N SIZE")
+		}
+		n, _ := strconv.Atoi(args[0])
+		size, _ := strconv.Atoi(args[1])
+		buf := make([]byte, size)
+		switch rank {
+		case 0:
+			for i := 0; i < n; i++ {
+				if err := comm.Send(buf, 1, 1); err != nil {
+					die("Send: %v", err)
+				}
+			}
+		case 1:
+			time.Sleep(300 * time.Millisecond) // rank 0's eager sends pile up
+			for i := 0; i < n; i++ {
+				if _, err := comm.Recv(buf, 0, 1); err != nil {
+					die("Recv: %v", err)
+				}
+			}
+			fmt.Printf("received %d\n", n)
 		}
 	case "marker":
 		if len(args) != 1 {
