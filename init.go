@@ -211,7 +211,7 @@ func (w *wiring) wireUp() error {
 	if err := rndv.PublishCard(w.job.SessionDir, card); err != nil {
 		return err
 	}
-	cards, err := rndv.WaitCards(w.job.SessionDir, w.job.Size, time.Duration(w.rt.WireTimeout)*time.Second)
+	cards, err := rndv.WaitAllCards(w.job.SessionDir, w.job.Rank, w.job.Size, time.Duration(w.rt.WireTimeout)*time.Second)
 	w.cards = cards
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -256,7 +257,9 @@ func (s *Segment) At(off int64) unsafe.Pointer {
 func (s *Segment) Attach() (int, error) {
 	n := int(s.hdr.Attached.Add(1))
 	if n == s.Layout.NLocal {
-		if err := os.Remove(s.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		err := os.Remove(s.Path)
+		futexWakeAll(&s.hdr.Attached) // the ranks in WaitAttached, once the file is gone
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return n, fmt.Errorf("mpool: unlink %s: %w", s.Path, err)
 		}
 	}
@@ -265,24 +268,54 @@ func (s *Segment) Attach() (int, error) {
 
 // WaitAttached waits until every local rank has attached. It returns an
 // error naming how many had attached when timeout ran out, or as soon as
-// failed reports true (e.g. a peer process has died).
+// failed reports an error (e.g. a peer process has died); failed is called
+// about every attachCheck, not at every look at the counter.
+//
+// The waiters sleep in the kernel (FUTEX_WAIT on the shared counter) until
+// the last Attach wakes them all: with hundreds of ranks on a few cores,
+// ranks that poll take the cores from the ranks still attaching, and
+// each poll of failed costs a look at every peer (start-up would grow as
+// the square of the ranks).
 func (s *Segment) WaitAttached(timeout time.Duration, failed func() error) error {
 	deadline := time.Now().Add(timeout)
-	for d := time.Microsecond; ; d = min(2*d, 5*time.Millisecond) {
-		n := int(s.hdr.Attached.Load())
-		if n >= s.Layout.NLocal {
+	var checked time.Time
+	for {
+		n := s.hdr.Attached.Load()
+		if int(n) >= s.Layout.NLocal {
 			return nil
 		}
-		if failed != nil {
+		if now := time.Now(); failed != nil && now.Sub(checked) >= attachCheck {
+			checked = now
 			if err := failed(); err != nil {
 				return fmt.Errorf("mpool: %d of %d local ranks attached to %s: %w", n, s.Layout.NLocal, s.Path, err)
 			}
 		}
-		if time.Now().After(deadline) {
+		if !time.Now().Before(deadline) {
 			return fmt.Errorf("mpool: only %d of %d local ranks attached to %s within %v", n, s.Layout.NLocal, s.Path, timeout)
 		}
-		time.Sleep(d)
+		futexWait(&s.hdr.Attached, n, min(attachCheck, time.Until(deadline)))
 	}
+}
+
+// attachCheck is how often WaitAttached calls its failed func.
+const attachCheck = 50 * time.Millisecond
+
+// Futex operations on a word of the shared mapping (not private: the
+// waiters are other processes).
+const (
+	futexWaitOp = 0 // FUTEX_WAIT
+	futexWakeOp = 1 // FUTEX_WAKE
+)
+
+// futexWait sleeps until w is woken, for at most d, if w still holds val.
+func futexWait(w *atomic.Uint32, val uint32, d time.Duration) {
+	ts := unix.NsecToTimespec(max(int64(d), 1))
+	unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(w)), futexWaitOp, uintptr(val), uintptr(unsafe.Pointer(&ts)), 0, 0)
+}
+
+// futexWakeAll wakes every process sleeping on w.
+func futexWakeAll(w *atomic.Uint32) {
+	unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(w)), futexWakeOp, 1<<30, 0, 0, 0)
 }
 
 // Close unmaps the segment. The Bytes and every pointer into them become

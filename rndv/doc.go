@@ -9,8 +9,12 @@
 //	segment       the segment descriptor (see FormatSegment)
 //	gone.<rank>   written by the launcher when a rank ended without a
 //	              card (see FormatGone); WaitCards fails on it at once
+//	cards         every card, gathered by rank 0 (see WaitAllCards), so
+//	              that each rank reads one file instead of n
+//	.<file>.wake  FIFOs the ranks waiting for "cards" or "segment" sleep
+//	              on until the publisher wakes them (see wakeFIFO)
 //
-// All three formats are line-oriented text: a first line "<kind> <version>",
+// The formats are line-oriented text: a first line "<kind> <version>",
 // then one "key value" line per field, each key exactly once, in any order.
 //
 // Invariants:

@@ -54,6 +54,9 @@ func WaitCards(dir string, n int, timeout time.Duration) ([]Card, error) {
 	have := make([]bool, n)
 	missing := n
 	deadline := time.Now().Add(timeout)
+	w := newDirWatch(dir)
+	defer w.close()
+	isRecord := func(name string) bool { return strings.HasPrefix(name, "card.") || strings.HasPrefix(name, "gone.") }
 	for sleep := pollMin; ; sleep = min(2*sleep, pollMax) {
 		entries, err := os.ReadDir(dir)
 		if err != nil {
@@ -86,7 +89,7 @@ func WaitCards(dir string, n int, timeout time.Duration) ([]Card, error) {
 			return nil, fmt.Errorf("rndv: timed out after %v waiting for the business cards of %s in %s",
 				timeout, listMissing(have), dir)
 		}
-		time.Sleep(min(sleep, time.Until(deadline)))
+		w.wait(min(w.pause(sleep), time.Until(deadline)), isRecord)
 	}
 }
 
@@ -122,7 +125,11 @@ func PublishSegment(dir string, s Segment) error {
 	if err != nil {
 		return err
 	}
-	return WriteAtomic(SegmentPath(dir), data)
+	if err := WriteAtomic(SegmentPath(dir), data); err != nil {
+		return err
+	}
+	wakeAll(dir, segmentFile)
+	return nil
 }
 
 // ReadSegment reads and validates the descriptor in dir. A missing
@@ -144,6 +151,8 @@ func ReadSegment(dir string) (Segment, error) {
 // A descriptor that is present but malformed is an error at once.
 func WaitSegment(dir string, timeout time.Duration) (Segment, error) {
 	deadline := time.Now().Add(timeout)
+	w := openWake(dir, segmentFile)
+	defer w.close()
 	for sleep := pollMin; ; sleep = min(2*sleep, pollMax) {
 		s, err := ReadSegment(dir)
 		if !errors.Is(err, fs.ErrNotExist) {
@@ -152,7 +161,7 @@ func WaitSegment(dir string, timeout time.Duration) (Segment, error) {
 		if !time.Now().Before(deadline) {
 			return Segment{}, fmt.Errorf("rndv: timed out after %v waiting for the segment descriptor %s", timeout, SegmentPath(dir))
 		}
-		time.Sleep(min(sleep, time.Until(deadline)))
+		w.wait(min(w.pause(sleep), time.Until(deadline)))
 	}
 }
 

@@ -43,7 +43,7 @@
 //     (the Dekker argument is in sleep.go).
 //   - Peer loss: pidfds polled every ~5 ms of Progress and on every Sleep wake
 //     (kill(pid, 0) where pidfd_open is refused).
-//   - Single copy: at New every rank reads a magic word from each peer with
+//   - Single copy: at New every rank reads a magic word from its next 4 peers with
 //     process_vm_readv; success sets Attributes().SingleCopy.
 //
 // Invariants: slots are delivered in slot order, so fragments from one sender

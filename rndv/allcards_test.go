@@ -1,0 +1,102 @@
+package rndv
+
+import (
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestWaitAllCards: n ranks publish their cards and wait; rank 0 gathers
+// them into the all-cards file and every rank gets the same n cards.
+func TestWaitAllCards(t *testing.T) {
+	for _, n := range []int{1, 2, 33} {
+		dir := t.TempDir()
+		got := make([][]Card, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for r := n - 1; r >= 0; r-- { // rank 0 last: the others wait for it
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := PublishCard(dir, Card{Version: CardVersion, Rank: r, LocalRank: r, Pid: 100 + r, Caps: []string{"sm"}}); err != nil {
+					errs[r] = err
+					return
+				}
+				got[r], errs[r] = WaitAllCards(dir, r, n, 20*time.Second)
+			}()
+			time.Sleep(time.Millisecond)
+		}
+		wg.Wait()
+		for r := 0; r < n; r++ {
+			if errs[r] != nil {
+				t.Fatalf("n=%d rank %d: %v", n, r, errs[r])
+			}
+			if len(got[r]) != n {
+				t.Fatalf("n=%d rank %d: %d cards", n, r, len(got[r]))
+			}
+			for i, c := range got[r] {
+				if c.Rank != i || c.Pid != 100+i {
+					t.Fatalf("n=%d rank %d: card %d = %+v", n, r, i, c)
+				}
+			}
+		}
+	}
+}
+
+// TestWaitAllCardsRankZeroGone: when rank 0 ended before Init (its gone
+// record), the others fail at once instead of at the timeout.
+func TestWaitAllCardsRankZeroGone(t *testing.T) {
+	dir := t.TempDir()
+	if err := PublishGone(dir, Gone{Version: GoneVersion, Rank: 0, How: "exited with status 0"}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err := WaitAllCards(dir, 1, 2, time.Minute)
+	if err == nil || !strings.Contains(err.Error(), "rank 0 exited with status 0 before it joined") || time.Since(start) > 30*time.Second {
+		t.Fatalf("WaitAllCards = %v after %v; want rank 0's gone error at once", err, time.Since(start))
+	}
+	if _, err := WaitAllCards(t.TempDir(), 1, 2, 20*time.Millisecond); err == nil || !strings.Contains(err.Error(), "timed out") {
+		t.Fatalf("WaitAllCards without rank 0 = %v; want a timeout", err)
+	}
+}
+
+func TestAllCardsRoundTrip(t *testing.T) {
+	cards := []Card{
+		{Version: CardVersion, Rank: 0, LocalRank: 0, Pid: 7, Caps: []string{"sm", "cma"}, Addr: "127.0.0.1:4000"},
+		{Version: CardVersion, Rank: 1, LocalRank: 1, Pid: 8},
+	}
+	data, err := FormatAllCards(cards)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := ParseAllCards(data, 2)
+	if err != nil || len(back) != 2 || back[0].Addr != cards[0].Addr || back[1].Pid != 8 || len(back[0].Caps) != 2 {
+		t.Fatalf("round trip: %+v, %v", back, err)
+	}
+	for _, bad := range []string{"", "gorun-cards 1 3\n", strings.Replace(string(data), "rank 1\n", "rank 0\n", 1), string(data) + "x"} {
+		if _, err := ParseAllCards([]byte(bad), 2); err == nil {
+			t.Errorf("ParseAllCards(%q) accepted", bad)
+		}
+	}
+}
+
+// FuzzParseAllCards: never panics; what it accepts formats back the same.
+func FuzzParseAllCards(f *testing.F) {
+	f.Add([]byte("gorun-cards 1 1\ngorun-card 1\nrank 0\nlocal_rank 0\npid 1\ncaps sm\naddr \n"), 1)
+	f.Add([]byte("gorun-cards 1 2\ngorun-card 1\nrank 0\nlocal_rank 0\npid 1\ncaps \naddr \ngorun-card 1\nrank 1\nlocal_rank 1\npid 2\ncaps \naddr \n"), 2)
+	f.Add([]byte("gorun-cards 1 0\n"), 0)
+	f.Fuzz(func(t *testing.T, data []byte, n int) {
+		cards, err := ParseAllCards(data, n)
+		if err != nil {
+			return
+		}
+		again, err := FormatAllCards(cards)
+		if err != nil {
+			t.Fatalf("accepted cards do not format: %v", err)
+		}
+		if back, err := ParseAllCards(again, n); err != nil || len(back) != len(cards) {
+			t.Fatalf("reformatted cards do not parse: %v", err)
+		}
+	})
+}
