@@ -22,7 +22,7 @@ MODE is lat, bw, bibw or mr (two ranks, one per host). The script:
 Only same-run ratios mean anything on a shared machine; numbers taken while
 other work runs are noise.
 """
-import argparse, atexit, os, re, secrets, shutil, statistics, subprocess, sys, tempfile
+import argparse, atexit, glob, os, re, secrets, shutil, signal, statistics, subprocess, sys, tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -60,10 +60,9 @@ class Lab:
                      ["-n", self.sw, "link", "set", p, "master", br], ["-n", self.sw, "link", "set", p, "up"]]
         for c in cmds:
             sh("ip", *c)
-        binds = "".join(f'mkdir -p /mnt/gb{self.id}-{k} && mount --bind "{d}" /mnt/gb{self.id}-{k}\n'
-                        for k, d in enumerate(self.keep))
-        rebinds = "".join(f'mkdir -p "{d}" && mount --bind /mnt/gb{self.id}-{k} "{d}" && umount /mnt/gb{self.id}-{k}'
-                          f' && rmdir /mnt/gb{self.id}-{k}\n' for k, d in enumerate(self.keep))
+        binds = "".join(f'mkdir $st/{k} && mount --bind "{d}" $st/{k}\n' for k, d in enumerate(self.keep))
+        rebinds = "".join(f'mkdir -p "{d}" && mount --bind $st/{k} "{d}" && umount $st/{k} && rmdir $st/{k}\n'
+                          for k, d in enumerate(self.keep))
         self.onhost = os.path.join(self.dir, "onhost")
         with open(self.onhost, "w") as f:
             f.write(f"""#!/bin/sh
@@ -72,9 +71,11 @@ exec nsenter --net=/run/netns/gb{self.id}-h$n unshare --uts --mount --propagatio
 set -e
 hostname h'$n'
 mount --bind {self.dir}/hosts /etc/hosts
+st=$(mktemp -d /mnt/gb{self.id}.XXXXXX)
 {binds}mount -t tmpfs -o size=1g tmpfs /tmp
 mount -t tmpfs -o size=1g tmpfs /dev/shm
-{rebinds}exec "$@"' sh "$@"
+{rebinds}rmdir $st
+exec "$@"' sh "$@"
 """)
         self.agent = os.path.join(self.dir, "agent")
         with open(self.agent, "w") as f:
@@ -86,7 +87,7 @@ exec {self.onhost} "$n" sh -c "$*"
         os.chmod(self.onhost, 0o755)
         os.chmod(self.agent, 0o755)
 
-    def run(self, host, args, timeout=900):
+    def run(self, host, args, timeout=1800):
         p = subprocess.run([self.onhost, str(host)] + args, capture_output=True, text=True, timeout=timeout)
         if p.returncode != 0:
             raise RuntimeError(f"{' '.join(args)}: exit {p.returncode}\n{p.stdout}\n{p.stderr}")
@@ -107,6 +108,16 @@ exec {self.onhost} "$n" sh -c "$*"
             subprocess.run(["umount", "/run/netns"])
             try:
                 os.rmdir("/run/netns")
+            except OSError:
+                pass
+        for d in glob.glob(f"/mnt/gb{self.id}.*"):
+            for k in range(len(self.keep)):
+                try:
+                    os.rmdir(os.path.join(d, str(k)))
+                except OSError:
+                    pass
+            try:
+                os.rmdir(d)
             except OSError:
                 pass
         shutil.rmtree(self.dir, ignore_errors=True)
@@ -132,6 +143,10 @@ def main():
     ap.add_argument("--max", default="4194304", help="largest size (bytes)")
     ap.add_argument("modes", nargs="+", choices=["lat", "bw", "bibw", "mr"])
     a = ap.parse_args()
+    # SIGTERM (timeout, kill) and SIGHUP end the script through SystemExit,
+    # so the teardown registered with atexit runs.
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda *_: sys.exit(143))
     if os.geteuid() != 0:
         sys.exit("tcplab.py: needs root (network namespaces)")
     work = tempfile.mkdtemp(prefix="gorun-tcplab-bin-")

@@ -149,10 +149,14 @@ func (l *Lab) OnHost() string { return filepath.Join(l.Dir, "onhost") }
 func (l *Lab) Agent() string { return filepath.Join(l.Dir, "agent") }
 
 func (l *Lab) writeScripts() {
+	// The directories to keep are bound to a staging directory of this
+	// invocation (under /mnt, outside /tmp), /tmp and /dev/shm get their
+	// tmpfs, and the directories are bound back. A staging directory per
+	// invocation: concurrent onhost runs must not share mount points.
 	var binds, rebinds strings.Builder
 	for k, d := range l.keep {
-		fmt.Fprintf(&binds, "mkdir -p /mnt/gl%s-%d && mount --bind %q /mnt/gl%s-%d\n", l.ID, k, d, l.ID, k)
-		fmt.Fprintf(&rebinds, "mkdir -p %q && mount --bind /mnt/gl%s-%d %q && umount /mnt/gl%s-%d && rmdir /mnt/gl%s-%d\n", d, l.ID, k, d, l.ID, k, l.ID, k)
+		fmt.Fprintf(&binds, "mkdir $st/%d && mount --bind %q $st/%d\n", k, d, k)
+		fmt.Fprintf(&rebinds, "mkdir -p %q && mount --bind $st/%d %q && umount $st/%d && rmdir $st/%d\n", d, k, d, k, k)
 	}
 	onhost := fmt.Sprintf(`#!/bin/sh
 # onhost N CMD ARGS...: run CMD as lab host hN (its network, hostname,
@@ -162,10 +166,12 @@ exec nsenter --net=/run/netns/gl%s-h$n unshare --uts --mount --propagation priva
 set -e
 hostname h'$n'
 mount --bind %s /etc/hosts
+st=$(mktemp -d /mnt/gl%s.XXXXXX)
 %smount -t tmpfs -o size=1g tmpfs /tmp
 mount -t tmpfs -o size=1g tmpfs /dev/shm
-%sexec "$@"' sh "$@"
-`, l.ID, l.hosts, binds.String(), rebinds.String())
+%srmdir $st
+exec "$@"' sh "$@"
+`, l.ID, l.hosts, l.ID, binds.String(), rebinds.String())
 	agent := fmt.Sprintf(`#!/bin/sh
 # agent [ssh options] HOST CMD...: an ssh stand-in that enters lab host HOST.
 while [ $# -gt 0 ]; do case "$1" in -o|-p|-l|-i|-F) shift 2;; -*) shift;; *) break;; esac; done
@@ -241,6 +247,15 @@ func (l *Lab) teardown() {
 		// ip netns add left a self-bind-mount on /run/netns.
 		if syscall.Unmount("/run/netns", 0) == nil {
 			os.Remove("/run/netns")
+		}
+	}
+	// Staging directories of onhost runs that failed half-way (empty).
+	if left, err := filepath.Glob("/mnt/gl" + l.ID + ".*"); err == nil {
+		for _, d := range left {
+			for k := range l.keep {
+				os.Remove(filepath.Join(d, strconv.Itoa(k)))
+			}
+			os.Remove(d)
 		}
 	}
 	os.RemoveAll(l.Dir)
