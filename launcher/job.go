@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -128,59 +129,27 @@ func (j *job) fail(format string, args ...any) int {
 }
 
 func (j *job) run() int {
-	o := &j.o
-	switch {
-	case o.NP < 1 || o.NP > MaxNP:
-		return j.fail("-np %d: the number of ranks must be 1..%d", o.NP, MaxNP)
-	case o.Program == "":
-		return j.fail("missing PROGRAM (usage: gorun -np N [--mca NAME VALUE]... [--tag-output] [--timeout D] PROGRAM [ARGS...])")
-	case o.Timeout < 0:
-		return j.fail("--timeout %v: must not be negative", o.Timeout)
+	if msg := j.checkOptions(); msg != "" {
+		return j.fail("%s", msg)
 	}
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, unix.SIGINT, unix.SIGTERM, unix.SIGHUP)
 	defer signal.Stop(sigs)
 
-	wd, _ := os.Getwd()         // none: mca skips the working-directory file
-	home, _ := os.UserHomeDir() // none: mca skips the home file
-	set, warns, err := mca.Resolve(mca.Inputs{Flags: o.MCA, Environ: o.Environ, WorkDir: wd, Home: home})
-	for _, w := range warns {
-		j.stderr.printf("gorun: warning: %s", w)
-	}
+	set, plm, err := j.resolveParams()
 	if err != nil {
 		return j.fail("%v", err)
 	}
-	j.log = mca.LoggerTo(set, "launcher", sinkWriter{j.stderr})
-	smCfg, err := sm.Params.Config(set) // the launcher removes what btl/sm leaves in its directory
+	prog, err := findProgram(j.o.Program)
 	if err != nil {
 		return j.fail("%v", err)
 	}
-	j.backingDir = smCfg.BackingDir
-	// Refused here, before any rank runs, rather than in every rank.
-	if err := mpool.CheckBackingDir(j.backingDir); err != nil {
-		return j.fail("%v", err)
-	}
-	cfg, err := Params.Config(set)
+	j.sess, err = openSession(j.o.TempDir, os.Getuid(), j.backingDir, j.log.Debug)
 	if err != nil {
 		return j.fail("%v", err)
 	}
-	j.cfg = cfg
-	j.gomaxprocs = gomaxprocsEnv(o.Environ, cfg, o.NP)
-	plm, err := PLMParams.Config(set)
-	if err != nil {
-		return j.fail("%v", err)
-	}
-
-	prog, err := findProgram(o.Program)
-	if err != nil {
-		return j.fail("%v", err)
-	}
-	j.sess, err = openSession(o.TempDir, os.Getuid(), j.backingDir, j.log.Debug)
-	if err != nil {
-		return j.fail("%v", err)
-	}
-	if o.Janitor != "" {
-		stop, err := startJanitor(o.Janitor, j.sess, j.backingDir)
+	if j.o.Janitor != "" {
+		stop, err := startJanitor(j.o.Janitor, j.sess, j.backingDir)
 		if err != nil {
 			j.sess.close(j.backingDir)
 			return j.fail("%v", err)
@@ -195,20 +164,73 @@ func (j *job) run() int {
 			return status
 		}
 	}
-	if len(remoteHosts(o.Hosts)) > 0 {
-		return j.runHosts(prog, set.Encode(), sigs, plm, false)
+	return j.launch(prog, set.Encode(), sigs, plm)
+}
+
+// checkOptions returns what is wrong with the options, or "".
+func (j *job) checkOptions() string {
+	o := &j.o
+	switch {
+	case o.NP < 1 || o.NP > MaxNP:
+		return fmt.Sprintf("-np %d: the number of ranks must be 1..%d", o.NP, MaxNP)
+	case o.Program == "":
+		return "missing PROGRAM (usage: gorun -np N [--mca NAME VALUE]... [--tag-output] [--timeout D] PROGRAM [ARGS...])"
+	case o.Timeout < 0:
+		return fmt.Sprintf("--timeout %v: must not be negative", o.Timeout)
 	}
-	if len(o.Hosts) == 0 {
-		hosts, err := slurmHosts(o.Environ)
+	return ""
+}
+
+// resolveParams resolves the MCA parameters once for the whole job (its
+// warnings go to stderr), sets up the launcher's logger and reads the
+// parameters the launcher itself uses. An error means the job must not
+// start: a bad value, values that cannot work together, an unusable
+// backing directory.
+func (j *job) resolveParams() (*mca.Set, PLMConfig, error) {
+	wd, _ := os.Getwd()         // none: mca skips the working-directory file
+	home, _ := os.UserHomeDir() // none: mca skips the home file
+	set, warns, err := mca.Resolve(mca.Inputs{Flags: j.o.MCA, Environ: j.o.Environ, WorkDir: wd, Home: home})
+	for _, w := range warns {
+		j.stderr.printf("gorun: warning: %s", w)
+	}
+	if err != nil {
+		return nil, PLMConfig{}, err
+	}
+	j.log = mca.LoggerTo(set, "launcher", sinkWriter{j.stderr})
+	smCfg, err := sm.Params.Config(set) // the launcher removes what btl/sm leaves in its directory
+	if err != nil {
+		return nil, PLMConfig{}, err
+	}
+	j.backingDir = smCfg.BackingDir
+	// Refused here, before any rank runs, rather than in every rank.
+	if err := mpool.CheckBackingDir(j.backingDir); err != nil {
+		return nil, PLMConfig{}, err
+	}
+	if j.cfg, err = Params.Config(set); err != nil {
+		return nil, PLMConfig{}, err
+	}
+	j.gomaxprocs = gomaxprocsEnv(j.o.Environ, j.cfg, j.o.NP)
+	plm, err := PLMParams.Config(set)
+	return set, plm, err
+}
+
+// launch starts the ranks where they belong: on the hosts of --host or
+// --hostfile, on the nodes of the Slurm allocation gorun runs in, or here.
+func (j *job) launch(prog program, mcaEnc string, sigs <-chan os.Signal, plm PLMConfig) int {
+	if len(remoteHosts(j.o.Hosts)) > 0 {
+		return j.runHosts(prog, mcaEnc, sigs, plm, false)
+	}
+	if len(j.o.Hosts) == 0 {
+		hosts, err := slurmHosts(j.o.Environ)
 		if err != nil {
 			return j.fail("%v", err)
 		}
 		if hosts != nil {
 			j.o.Hosts = hosts
-			return j.runHosts(prog, set.Encode(), sigs, plm, true)
+			return j.runHosts(prog, mcaEnc, sigs, plm, true)
 		}
 	}
-	return j.runRanks(prog.path, set.Encode(), sigs)
+	return j.runRanks(prog.path, mcaEnc, sigs)
 }
 
 // build builds prog, giving up on SIGINT/SIGTERM/SIGHUP. ok is false when
