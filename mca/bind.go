@@ -101,10 +101,6 @@ func (s Selection) Has(component string) bool { return slices.Contains(s.names, 
 // Names returns the selected components; the caller owns the slice.
 func (s Selection) Names() []string { return slices.Clone(s.names) }
 
-// Select returns a Selection of exactly names (for a configuration built
-// without mca).
-func Select(names ...string) Selection { return Selection{names: slices.Clone(names)} }
-
 // selected lists the components v selects among allowed.
 func selected(allowed []string, v value) []string {
 	if !v.exclude {
@@ -183,15 +179,6 @@ func declareIn[C any](r *registry, component string, fields []Field[C], rules ..
 		return k.checkRules(&c, s)
 	})
 	return k
-}
-
-// Params returns the declarations, in declaration order.
-func (k *Component[C]) Params() []Param {
-	out := make([]Param, len(k.fields))
-	for i, f := range k.fields {
-		out[i] = f.p
-	}
-	return out
 }
 
 // Defaults returns the configuration the declared defaults give; fields
