@@ -98,9 +98,6 @@ type Selection struct{ names []string }
 // Has reports whether component is selected.
 func (s Selection) Has(component string) bool { return slices.Contains(s.names, component) }
 
-// Names returns the selected components; the caller owns the slice.
-func (s Selection) Names() []string { return slices.Clone(s.names) }
-
 // selected lists the components v selects among allowed.
 func selected(allowed []string, v value) []string {
 	if !v.exclude {

@@ -81,7 +81,7 @@ func TestComponentDefaultsAndConfig(t *testing.T) {
 		t.Fatalf("Config = %+v\nwant %+v", c, want)
 	}
 	if !c.BTL.Has("tcp") || c.BTL.Has("sm") {
-		t.Errorf("Selection %v", c.BTL.Names())
+		t.Errorf("Selection %v", c.BTL.names)
 	}
 	// The deprecated name is listed, with its parameter's value and source.
 	v, ok := s.Lookup("old_spin_count")
