@@ -30,9 +30,10 @@ import (
 // polls, and a sleeper in the transport holds it in a system call until
 // the runtime's monitor thread takes it back (20 us to 20 ms later). So a
 // wait that sees goroutines ready to run (othersRunnable) lets them run
-// first: at its first idle poll and every othersEvery idle polls it passes
-// through Go's scheduler when one is ready, and the would-be sleeper does
-// not sleep while one is (it polls once each time they give the core back).
+// first: as it starts, at its first idle poll and every othersEvery idle
+// polls it passes through Go's scheduler when one is ready, and the
+// would-be sleeper does not sleep while one is (it polls once each time
+// they give the core back).
 // A goroutine that receives and hands each message over a channel to
 // another so answers within microseconds, and a CPU-bound goroutine beside
 // a blocked Recv keeps its core. A rank with one goroutine pays one check
@@ -183,6 +184,12 @@ func (p *PML) Wait(ctx context.Context, r *Request) error {
 	}
 	spins := 0
 	var idle idleState
+	if !r.Done() && othersRunnable() {
+		// A goroutine this one just readied (say, by handing it the
+		// last message over a channel) runs before we poll.
+		idle.polls = 1
+		runtime.Gosched()
+	}
 	for !r.Done() {
 		if p.Progress() > 0 {
 			spins = 0
