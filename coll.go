@@ -273,7 +273,7 @@ func Gather[T Scalar](c *Comm, send, recv []T, root int) error {
 	} else {
 		recv = nil
 	}
-	s := coll.GatherLinear(n, me, root, count, in)
+	s := state.coll.Config().GatherSchedule(n, me, root, count, elemSize[T](), in)
 	return wait(c.start(s, elemSize[T](), asBytes(send), asBytes(recv), nil), nil)
 }
 
@@ -294,7 +294,7 @@ func Scatter[T Scalar](c *Comm, send, recv []T, root int) error {
 	} else {
 		send = nil
 	}
-	s := coll.ScatterLinear(n, me, root, len(recv))
+	s := state.coll.Config().ScatterSchedule(n, me, root, len(recv), elemSize[T]())
 	return wait(c.start(s, elemSize[T](), asBytes(send), asBytes(recv), nil), nil)
 }
 

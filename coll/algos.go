@@ -500,3 +500,73 @@ func ReduceScatterGather(n, r, root, count int, in Region) Schedule {
 	}
 	return b.done()
 }
+
+// binomialTree gives rank r's place in the binomial tree rooted at root:
+// vr (r's rank relative to root), its parent (-1 at the root), and the
+// number of relative ranks its subtree covers, [vr, vr+span).
+func binomialTree(n, r, root int) (vr, parent, span int) {
+	vr = (r - root + n) % n
+	span, parent = n, -1
+	for mask := 1; mask < n; mask <<= 1 {
+		if vr&mask != 0 {
+			parent, span = (vr-mask+root)%n, mask
+			break
+		}
+	}
+	return vr, parent, min(span, n-vr)
+}
+
+// GatherBinomial (small messages): each rank gathers its subtree's blocks
+// (in relative rank order, in scratch) from its children at once, then
+// sends them to its parent in one message; the root rotates them into
+// recv. log n message latencies instead of n-1 arrivals at the root.
+func GatherBinomial(n, r, root, count int, in Region) Schedule {
+	var b builder
+	vr, parent, span := binomialTree(n, r, root)
+	if span == 1 && parent >= 0 {
+		b.send(parent, in)
+		return b.done()
+	}
+	w := b.tmp(span * count)
+	b.copy(reg(BufTmp, w, count), in)
+	for mask := 1; mask < span; mask <<= 1 {
+		k := min(mask, span-mask) // blocks of the child vr+mask
+		b.recv((vr+mask+root)%n, reg(BufTmp, w+mask*count, k*count))
+	}
+	b.next()
+	if parent >= 0 {
+		b.send(parent, reg(BufTmp, w, span*count))
+		return b.done()
+	}
+	for j := 0; j < n; j++ {
+		b.copy(reg(BufRecv, ((j+root)%n)*count, count), reg(BufTmp, w+j*count, count))
+	}
+	return b.done()
+}
+
+// ScatterBinomial is GatherBinomial reversed: the root sends each child its
+// subtree's blocks in one message, and so on down.
+func ScatterBinomial(n, r, root, count int) Schedule {
+	var b builder
+	vr, parent, span := binomialTree(n, r, root)
+	mine := reg(BufRecv, 0, count)
+	if span == 1 && parent >= 0 {
+		b.recv(parent, mine)
+		return b.done()
+	}
+	w := b.tmp(span * count)
+	if parent >= 0 {
+		b.recv(parent, reg(BufTmp, w, span*count))
+		b.next()
+	} else {
+		for j := 0; j < n; j++ {
+			b.copy(reg(BufTmp, w+j*count, count), reg(BufSend, ((j+root)%n)*count, count))
+		}
+	}
+	for mask := 1; mask < span; mask <<= 1 {
+		k := min(mask, span-mask)
+		b.send((vr+mask+root)%n, reg(BufTmp, w+mask*count, k*count))
+	}
+	b.copy(mine, reg(BufTmp, w, count))
+	return b.done()
+}

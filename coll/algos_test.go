@@ -204,6 +204,13 @@ func TestReduceScatterBlock(t *testing.T) {
 
 func TestGatherScatter(t *testing.T) {
 	const elem = 8
+	for _, binomial := range []bool{false, true} {
+		testGatherScatter(t, binomial)
+	}
+}
+
+func testGatherScatter(t *testing.T, binomial bool) {
+	const elem = 8
 	for _, n := range sizes {
 		for root := 0; root < n; root++ {
 			for _, count := range counts {
@@ -221,21 +228,27 @@ func TestGatherScatter(t *testing.T) {
 							copy(recv[r*count*elem:], inputs[r])
 							in, send = reg(BufRecv, r*count, count), nil
 						}
+						if binomial {
+							return GatherBinomial(n, r, root, count, in), [3][]byte{send, recv, nil}
+						}
 						return GatherLinear(n, r, root, count, in), [3][]byte{send, recv, nil}
 					})
 					simulate(t, rs, elem, nil)
-					eq(t, fmt.Sprint("gather n", n, " root", root, " count", count), rs[root].bufs[BufRecv], all)
+					eq(t, fmt.Sprint("gather binomial ", binomial, " n", n, " root", root, " count", count), rs[root].bufs[BufRecv], all)
 				}
 				rs := newRanks(n, func(r int) (Schedule, [3][]byte) {
 					var send []byte
 					if r == root {
 						send = all
 					}
+					if binomial {
+						return ScatterBinomial(n, r, root, count), [3][]byte{send, make([]byte, count*elem), nil}
+					}
 					return ScatterLinear(n, r, root, count), [3][]byte{send, make([]byte, count*elem), nil}
 				})
 				simulate(t, rs, elem, nil)
 				for r, x := range rs {
-					eq(t, fmt.Sprint("scatter n", n, " root", root, " count", count, " rank ", r), x.bufs[BufRecv], inputs[r])
+					eq(t, fmt.Sprint("scatter binomial ", binomial, " n", n, " root", root, " count", count, " rank ", r), x.bufs[BufRecv], inputs[r])
 				}
 			}
 		}

@@ -28,10 +28,16 @@ var Params = mca.Declare("coll_tuned", []mca.Field[Config]{
 	mca.Enum("coll_tuned_reduce_scatter_block_algorithm", "auto", []string{"auto", "ring", "recursive_doubling"},
 		func(c *Config) *string { return &c.ReduceScatterBlock },
 		"ReduceScatterBlock algorithm: auto, ring (built-in ops; user ops use recursive_doubling), or recursive_doubling (allreduce, then keep one block)"),
+	mca.Enum("coll_tuned_gather_algorithm", "auto", []string{"auto", "binomial", "linear"},
+		func(c *Config) *string { return &c.Gather },
+		"Gather algorithm: auto, binomial (subtrees gathered in one message each; small messages), or linear (every rank sends to the root)"),
+	mca.Enum("coll_tuned_scatter_algorithm", "auto", []string{"auto", "binomial", "linear"},
+		func(c *Config) *string { return &c.Scatter },
+		"Scatter algorithm: auto, binomial (each child gets its subtree's blocks in one message; small messages), or linear (the root sends to every rank)"),
 })
 
 // Config forces algorithms; the zero value (every field "" or "auto")
 // lets the engine choose.
 type Config struct {
-	Barrier, Bcast, Reduce, Allreduce, Allgather, Alltoall, ReduceScatterBlock string
+	Barrier, Bcast, Reduce, Allreduce, Allgather, Alltoall, ReduceScatterBlock, Gather, Scatter string
 }

@@ -13,7 +13,8 @@ package coll
 //	                    64 KiB gathered; ring above
 //	Alltoall            linear up to 256 KiB sent per rank; pairwise above
 //	ReduceScatterBlock  ring (built-in ops); recursive_doubling (user ops)
-//	Gather, Scatter, the v-variants, Scan, Exscan: linear / recursive doubling
+//	Gather, Scatter     binomial up to 64 KiB in all; linear above
+//	the v-variants: linear; Scan, Exscan: recursive doubling
 
 // Barrier returns the barrier schedule.
 func (c Config) BarrierSchedule(n, r int) Schedule { return BarrierDissemination(n, r) }
@@ -101,6 +102,24 @@ func (c Config) AlltoallSchedule(n, r, count, elem int, inPlace bool) Schedule {
 		return AlltoallPairwise(n, r, count, inPlace)
 	}
 	return AlltoallLinear(n, r, count, inPlace)
+}
+
+// GatherSchedule chooses for blocks of count elements: binomial while the
+// whole gathered buffer is at most 64 KiB (its copies through scratch cost
+// less than n-1 arrivals at the root), linear above.
+func (c Config) GatherSchedule(n, r, root, count, elem int, in Region) Schedule {
+	if c.Gather == "binomial" || (c.Gather == "" || c.Gather == "auto") && n*count*elem <= 64<<10 {
+		return GatherBinomial(n, r, root, count, in)
+	}
+	return GatherLinear(n, r, root, count, in)
+}
+
+// ScatterSchedule chooses like GatherSchedule.
+func (c Config) ScatterSchedule(n, r, root, count, elem int) Schedule {
+	if c.Scatter == "binomial" || (c.Scatter == "" || c.Scatter == "auto") && n*count*elem <= 64<<10 {
+		return ScatterBinomial(n, r, root, count)
+	}
+	return ScatterLinear(n, r, root, count)
 }
 
 // ReduceScatterBlockSchedule chooses for blocks of rcount elements.

@@ -16,6 +16,8 @@ var forced = []string{
 	"coll_tuned_alltoall_algorithm", "pairwise",
 	"coll_tuned_reduce_scatter_block_algorithm", "recursive_doubling",
 	"coll_tuned_reduce_algorithm", "reduce_scatter_gather",
+	"coll_tuned_gather_algorithm", "linear",
+	"coll_tuned_scatter_algorithm", "linear",
 }
 
 var bruck = []string{"coll_tuned_allgather_algorithm", "bruck"}
