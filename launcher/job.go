@@ -262,7 +262,7 @@ func (j *job) build(prog *program, sigs <-chan os.Signal) (status int, ok bool) 
 // rankEnv is gorun's environment without the variables gorun sets itself,
 // plus GOMAXPROCS when gorun's environment has none (see rankGOMAXPROCS).
 func (j *job) rankEnv(mcaEnc string) []string {
-	own := []string{jobenv.EnvRank, jobenv.EnvSize, jobenv.EnvLocalRank, jobenv.EnvJobID, jobenv.EnvSessionDir, jobenv.EnvLifelineFD, mca.EnvResolved}
+	own := []string{jobenv.EnvRank, jobenv.EnvSize, jobenv.EnvLocalRank, EnvLocalSize, EnvNode, jobenv.EnvJobID, jobenv.EnvSessionDir, jobenv.EnvLifelineFD, mca.EnvResolved}
 	env := make([]string, 0, len(j.o.Environ)+len(own))
 	for _, kv := range j.o.Environ {
 		key, _, _ := strings.Cut(kv, "=")
@@ -275,6 +275,8 @@ func (j *job) rankEnv(mcaEnc string) []string {
 	}
 	return append(env,
 		jobenv.EnvSize+"="+strconv.Itoa(j.o.NP),
+		EnvLocalSize+"="+strconv.Itoa(j.o.NP), // one machine: every rank is local
+		EnvNode+"=0",
 		jobenv.EnvJobID+"="+j.sess.jobID,
 		jobenv.EnvSessionDir+"="+j.sess.dir,
 		jobenv.EnvLifelineFD+"="+strconv.Itoa(jobenv.LifelineFD),

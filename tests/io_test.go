@@ -87,7 +87,7 @@ func TestRankEnv(t *testing.T) {
 	for rank := range 3 {
 		R := strconv.Itoa(rank)
 		for k, want := range map[string]string{
-			"GORUN_RANK": R, "GORUN_LOCAL_RANK": R, "GORUN_SIZE": "3", "GORUN_JOBID": jobID,
+			"GORUN_RANK": R, "GORUN_LOCAL_RANK": R, "GORUN_SIZE": "3", "GORUN_LOCAL_SIZE": "3", "GORUN_NODE": "0", "GORUN_JOBID": jobID,
 			"GORUN_SESSION_DIR": sessionDir, "FOO": "bar baz",
 		} {
 			if got, ok := vars[R+" "+k]; !ok || got != want {

@@ -19,8 +19,9 @@ const usageLine = "usage: gorun -np N [--host H[:SLOTS],... | --hostfile FILE] [
 
 const usage = usageLine + `
 Starts N ranks of PROGRAM on this machine, or on the hosts --host or
---hostfile name. PROGRAM is an executable, or a Go package directory or .go
-file that gorun builds first.
+--hostfile name (inside a Slurm allocation, without them: on the
+allocation's nodes, through srun). PROGRAM is an executable, or a Go
+package directory or .go file that gorun builds first.
 
   -np, -n N             number of ranks (1..4096)
   --mca NAME VALUE      set an MCA parameter (repeatable; see gorun-info)
