@@ -48,6 +48,7 @@ func ParseHosts(list string) ([]Host, error) {
 // starts a comment; blank lines are ignored. Errors name file:line.
 func ParseHostfile(file string, data []byte) ([]Host, error) {
 	var hosts []Host
+	seen := map[string]bool{} // lower-case names: host names are case-insensitive
 	for i, line := range strings.Split(string(data), "\n") {
 		where := file + ":" + strconv.Itoa(i+1)
 		if c := strings.IndexByte(line, '#'); c >= 0 {
@@ -75,11 +76,10 @@ func ParseHostfile(file string, data []byte) ([]Host, error) {
 		if len(fields) > 2 {
 			return nil, fmt.Errorf("%s: %d words; want \"HOST [slots=N]\"", where, len(fields))
 		}
-		for _, prev := range hosts {
-			if sameHost(prev.Name, h.Name) {
-				return nil, fmt.Errorf("%s: host %s named twice (give it one line with slots=N)", where, h.Name)
-			}
+		if seen[strings.ToLower(h.Name)] {
+			return nil, fmt.Errorf("%s: host %s named twice (give it one line with slots=N)", where, h.Name)
 		}
+		seen[strings.ToLower(h.Name)] = true
 		hosts = append(hosts, h)
 	}
 	if len(hosts) == 0 {
@@ -118,16 +118,14 @@ func checkHostName(s string) error {
 	return nil
 }
 
-// sameHost: host names are case-insensitive.
-func sameHost(a, b string) bool { return strings.EqualFold(a, b) }
-
+// checkDuplicates refuses a host named twice (names are case-insensitive).
 func checkDuplicates(hosts []Host) error {
-	for i, h := range hosts {
-		for _, prev := range hosts[:i] {
-			if sameHost(prev.Name, h.Name) {
-				return fmt.Errorf("host %s named twice (name it once, with :SLOTS)", h.Name)
-			}
+	seen := make(map[string]bool, len(hosts))
+	for _, h := range hosts {
+		if seen[strings.ToLower(h.Name)] {
+			return fmt.Errorf("host %s named twice (name it once, with :SLOTS)", h.Name)
 		}
+		seen[strings.ToLower(h.Name)] = true
 	}
 	return nil
 }
