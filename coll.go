@@ -165,6 +165,9 @@ func Ireduce[T Scalar](c *Comm, send, recv []T, op Op[T], root int) (*Request, e
 	} else {
 		recv = nil
 	}
+	if t := truthCopy(op, send, recv); t != nil {
+		send, in.Buf = t, coll.BufSend
+	}
 	s := state.coll.Config().ReduceSchedule(c.Size(), c.Rank(), root, count, elemSize[T](), in, ordered)
 	return c.start(s, elemSize[T](), asBytes(send), asBytes(recv), red), nil
 }
@@ -189,6 +192,9 @@ func Iallreduce[T Scalar](c *Comm, send, recv []T, op Op[T]) (*Request, error) {
 			return nil, lenErr("Allreduce", "recv", len(recv), len(send))
 		}
 		copy(recv, send)
+	}
+	if t := truthCopy(op, nil, recv); t != nil {
+		copy(recv, t)
 	}
 	e := elemSize[T]()
 	s := state.coll.Config().AllreduceSchedule(c.Size(), c.Rank(), len(recv), e, ordered)
@@ -226,6 +232,9 @@ func scan[T Scalar](c *Comm, send, recv []T, op Op[T], exclusive bool) error {
 		}
 		in.Buf = coll.BufSend
 	}
+	if t := truthCopy(op, send, recv); t != nil {
+		send, in.Buf = t, coll.BufSend
+	}
 	s := coll.ScanRecursiveDoubling(c.Size(), c.Rank(), len(recv), in, exclusive)
 	return wait(c.start(s, elemSize[T](), asBytes(send), asBytes(recv), red), nil)
 }
@@ -242,6 +251,9 @@ func ReduceScatterBlock[T Scalar](c *Comm, send, recv []T, op Op[T]) error {
 	}
 	if len(send) != c.Size()*len(recv) {
 		return lenErr("ReduceScatterBlock", "send", len(send), c.Size()*len(recv))
+	}
+	if t := truthCopy(op, send, nil); t != nil {
+		send = t
 	}
 	s := state.coll.Config().ReduceScatterBlockSchedule(c.Size(), c.Rank(), len(recv), ordered)
 	return wait(c.start(s, elemSize[T](), asBytes(send), asBytes(recv), red), nil)

@@ -1,5 +1,12 @@
 package gorun
 
+import (
+	"reflect"
+	"runtime"
+	"strings"
+	"sync"
+)
+
 // Op combines in into acc element-wise: acc[i] = acc[i] ⊕ in[i]. It must be
 // associative. A user's Op need not be commutative: collectives combine it
 // in rank order, r0 ⊕ r1 ⊕ ... ⊕ r(n-1). The built-in ops below are
@@ -111,4 +118,46 @@ func truth[T Integer](b bool) T {
 		return 1
 	}
 	return 0
+}
+
+// logicalCache maps an op's code pointer to whether it is LAnd, LOr or LXor.
+var logicalCache sync.Map
+
+// isLogical reports whether fn is one of the logical built-ins.
+func isLogical(fn any) bool {
+	pc := reflect.ValueOf(fn).Pointer()
+	if v, ok := logicalCache.Load(pc); ok {
+		return v.(bool)
+	}
+	b := false
+	if f := runtime.FuncForPC(pc); f != nil {
+		rest, ok := strings.CutPrefix(f.Name(), "github.com/gorun-mpi/gorun.")
+		for _, o := range []string{"LAnd[", "LOr[", "LXor["} {
+			b = b || ok && strings.HasPrefix(rest, o)
+		}
+	}
+	logicalCache.Store(pc, b)
+	return b
+}
+
+// truthCopy is nil unless op is LAnd, LOr or LXor; then it is the call's
+// input (send, or recv when send is nil: in place) with every element made
+// 1 or 0. A reduction feeds it instead of its input, so
+// that results are 1 or 0 where nothing is combined too (a single rank,
+// rank 0's Scan, rank 1's Exscan) and the caller's input stays untouched.
+func truthCopy[T Scalar](op Op[T], send, recv []T) []T {
+	if !isLogical(op) {
+		return nil
+	}
+	in := send
+	if in == nil {
+		in = recv
+	}
+	out := make([]T, len(in))
+	for i, x := range in {
+		if x != 0 {
+			out[i] = 1
+		}
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package gorun
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -71,5 +72,26 @@ func BenchmarkSumFloat64(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		Sum(acc, in)
+	}
+}
+
+// Only LAnd, LOr and LXor are logical; truthCopy makes their input 1 or 0
+// in a copy (send, or recv in place) and is nil for any other op.
+func TestTruthCopy(t *testing.T) {
+	for i, op := range []Op[int16]{LAnd[int16], LOr[int16], LXor[int16]} {
+		in := []int16{0, 5, -3, 1}
+		got := truthCopy(op, nil, in)
+		if want := []int16{0, 1, 1, 1}; !slices.Equal(got, want) || in[1] != 5 {
+			t.Errorf("op %d: truthCopy = %v (input now %v); want %v and the input untouched", i, got, in, want)
+		}
+	}
+	if got := truthCopy(LAnd[uint8], []uint8{2}, []uint8{0}); !slices.Equal(got, []uint8{1}) {
+		t.Errorf("truthCopy with send and recv = %v; want send's truth [1]", got)
+	}
+	user := func(acc, in []int16) { LAnd(acc, in) }
+	for i, op := range []Op[int16]{Sum[int16], BAnd[int16], Max[int16], user} {
+		if got := truthCopy(op, []int16{5}, nil); got != nil {
+			t.Errorf("op %d is not logical, truthCopy = %v; want nil", i, got)
+		}
 	}
 }

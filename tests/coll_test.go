@@ -37,6 +37,7 @@ func TestCollectives(t *testing.T) {
 		{"all", []int{4, 5}, forced},
 		{"all", []int{6}, bruck},
 		{"args", []int{1, 2, 5}, nil},         // argument errors, before anything is sent
+		{"logical", []int{1, 2, 3}, nil},      // LAnd, LOr, LXor give 1 or 0, also with nothing to combine
 		{"nonblocking", []int{2, 3, 8}, nil},  // outstanding, completed out of order, beside wildcard receives
 		{"goroutines", []int{3, 8}, nil},      // split communicators from several goroutines
 		{"stress", []int{2, 5, 8}, nil},       // 2000 iterations with changing roots
