@@ -77,7 +77,19 @@ func (l *Lab) StartSlurm(t testing.TB) *Slurm {
 	for i := 1; i <= l.N; i++ {
 		s.pidDs = append(s.pidDs, filepath.Join(s.dir, "run", "slurmd-"+l.Host(i)+".pid"))
 	}
-	// munged, as the munge user, on a socket of this lab only.
+	sock := s.startMunge(t)
+	s.Conf = filepath.Join(s.dir, "slurm.conf")
+	if err := os.WriteFile(s.Conf, []byte(s.conf(sock)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.startDaemons(t)
+	return s
+}
+
+// startMunge starts munged, as the munge user, on a socket of this lab
+// only, and returns the socket's path.
+func (s *Slurm) startMunge(t testing.TB) string {
+	t.Helper()
 	mdir := filepath.Join(s.dir, "munge")
 	sock := filepath.Join(mdir, "munge.socket")
 	s.pidMun = filepath.Join(mdir, "munged.pid")
@@ -101,7 +113,14 @@ func (l *Lab) StartSlurm(t testing.TB) *Slurm {
 		t.Fatalf("lab: starting munged: %v\n%s", err, out)
 	}
 	os.Chmod(mdir, 0o755) // clients (root) reach the socket; the directory is the lab's own
-	conf := fmt.Sprintf(`ClusterName=gl%s
+	return sock
+}
+
+// conf is the cluster's slurm.conf: h1 runs slurmctld, every host a
+// slurmd, authenticated by the lab's munged at sock.
+func (s *Slurm) conf(sock string) string {
+	l := s.l
+	return fmt.Sprintf(`ClusterName=gl%s
 SlurmctldHost=h1(%s)
 SlurmUser=root
 SlurmdUser=root
@@ -129,10 +148,13 @@ AccountingStorageType=accounting_storage/none
 NodeName=h[1-%d] NodeAddr=10.77.0.[1-%d] CPUs=2 State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 `, l.ID, l.IP(1), sock, s.dir, s.dir, s.pidCtl, s.dir, s.dir, s.dir, l.N, l.N)
-	s.Conf = filepath.Join(s.dir, "slurm.conf")
-	if err := os.WriteFile(s.Conf, []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
+}
+
+// startDaemons starts slurmctld on h1 and a slurmd on every host, then
+// waits until every node is idle.
+func (s *Slurm) startDaemons(t testing.TB) {
+	t.Helper()
+	l := s.l
 	if out, err := l.Run(1, 30*time.Second, "slurmctld", "-f", s.Conf); err != nil {
 		t.Fatalf("lab: slurmctld: %v\n%s\n%s", err, out, s.logs())
 	}
@@ -152,7 +174,6 @@ PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	return s
 }
 
 // Cmd runs a Slurm client command (srun, sinfo, ...) as host i with this
