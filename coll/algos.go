@@ -570,3 +570,45 @@ func ScatterBinomial(n, r, root, count int) Schedule {
 	b.copy(mine, reg(BufTmp, w, count))
 	return b.done()
 }
+
+// AlltoallBruck (small blocks, many ranks): ceil(log2 n) steps instead of
+// n-1. The blocks are first rotated (scratch block i is for rank r+i); in
+// step k every block whose index has bit k set goes, packed in one message,
+// to rank r+k, and the same indices come back from rank r-k; at the end
+// scratch block i came from rank r-i. With inPlace the input is recv.
+func AlltoallBruck(n, r, count int, inPlace bool) Schedule {
+	var b builder
+	src := BufSend
+	if inPlace {
+		src = BufRecv
+	}
+	w := b.tmp(n * count)
+	blk := func(i int) Region { return reg(BufTmp, w+i*count, count) }
+	for i := 0; i < n; i++ {
+		b.copy(blk(i), reg(src, ((r+i)%n)*count, count))
+	}
+	packS := b.tmp(n * count)
+	packR := b.tmp(n * count)
+	for k := 1; k < n; k <<= 1 {
+		var idx []int
+		for i := 0; i < n; i++ {
+			if i&k != 0 {
+				idx = append(idx, i)
+			}
+		}
+		for j, i := range idx {
+			b.copy(reg(BufTmp, packS+j*count, count), blk(i))
+		}
+		m := len(idx) * count
+		b.send((r+k)%n, reg(BufTmp, packS, m))
+		b.recv((r-k+n)%n, reg(BufTmp, packR, m))
+		b.next()
+		for j, i := range idx {
+			b.copy(blk(i), reg(BufTmp, packR+j*count, count))
+		}
+	}
+	for i := 0; i < n; i++ {
+		b.copy(reg(BufRecv, ((r-i+n)%n)*count, count), blk(i))
+	}
+	return b.done()
+}

@@ -287,7 +287,7 @@ func TestAllgather(t *testing.T) {
 func TestAlltoall(t *testing.T) {
 	const elem = 8
 	algs := map[string]func(n, r, count int, inPlace bool) Schedule{
-		"pairwise": AlltoallPairwise, "linear": AlltoallLinear,
+		"pairwise": AlltoallPairwise, "linear": AlltoallLinear, "bruck": AlltoallBruck,
 	}
 	for name, alg := range algs {
 		for _, n := range sizes {

@@ -11,7 +11,8 @@ package coll
 //	Allreduce           recursive_doubling; ring from 64 KiB (built-in ops)
 //	Allgather           recursive_doubling (power of two) or bruck up to
 //	                    64 KiB gathered; ring above
-//	Alltoall            linear up to 256 KiB sent per rank; pairwise above
+//	Alltoall            bruck for blocks up to 256 B on ≥ 8 ranks; linear up
+//	                    to 256 KiB sent per rank; pairwise above
 //	ReduceScatterBlock  ring (built-in ops); recursive_doubling (user ops)
 //	Gather, Scatter     binomial up to 64 KiB in all; linear above
 //	the v-variants: linear; Scan, Exscan: recursive doubling
@@ -93,13 +94,20 @@ func (c Config) AllgatherSchedule(n, r, count, elem int) Schedule {
 func (c Config) AlltoallSchedule(n, r, count, elem int, inPlace bool) Schedule {
 	alg := c.Alltoall
 	if alg == "" || alg == "auto" {
-		alg = "linear"
-		if n*count*elem > 256<<10 {
+		switch {
+		case n >= 8 && count*elem <= 256:
+			alg = "bruck"
+		case n*count*elem > 256<<10:
 			alg = "pairwise"
+		default:
+			alg = "linear"
 		}
 	}
-	if alg == "pairwise" {
+	switch alg {
+	case "pairwise":
 		return AlltoallPairwise(n, r, count, inPlace)
+	case "bruck":
+		return AlltoallBruck(n, r, count, inPlace)
 	}
 	return AlltoallLinear(n, r, count, inPlace)
 }

@@ -20,7 +20,7 @@ var forced = []string{
 	"coll_tuned_scatter_algorithm", "linear",
 }
 
-var bruck = []string{"coll_tuned_allgather_algorithm", "bruck"}
+var bruck = []string{"coll_tuned_allgather_algorithm", "bruck", "coll_tuned_alltoall_algorithm", "bruck"}
 
 // Communicators and collectives under the real launcher (see tests/progs/coll
 // for what each mode asserts). Every job must print "MODE ok" and exit 0.
