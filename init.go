@@ -176,6 +176,7 @@ func readJob() (*wiring, error) {
 			if err := jobenv.Watch(); err != nil {
 				return nil, err
 			}
+			w.hostSession, w.hostJobID = job.SessionDir, job.JobID
 		}
 		if w.pmi, w.job, err = readPMIJob(pe, time.Duration(rt.WireTimeout)*time.Second); err != nil {
 			return nil, err
@@ -290,12 +291,20 @@ func openSMPMI(w *wiring) (btl.Module, error) {
 	for i, r := range local {
 		pids[i] = w.pids[r]
 	}
-	dir := pmiSessionDir(w.job.JobID)
+	dir, smJobID := pmiSessionDir(w.job.JobID), ""
+	if w.hostSession != "" {
+		// Under gorun's helper: in the host's session directory, with the
+		// host's job id, so that the helper's cleanup covers the segment.
+		dir, smJobID = filepath.Join(w.hostSession, "pmi"), w.hostJobID
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("gorun: creating the node-local session directory: %w", err)
 	}
+	if smJobID == "" {
+		smJobID = "pmi-" + filepath.Base(dir)
+	}
 	job := sm.Job{Rank: me, Size: len(local), LocalRank: me,
-		SessionDir: dir, JobID: "pmi-" + filepath.Base(dir), Pids: pids}
+		SessionDir: dir, JobID: smJobID, Pids: pids}
 	m, err := sm.New(job, w.params, mca.Logger(w.params, "btl"))
 	if me == 0 || err != nil {
 		os.RemoveAll(dir)

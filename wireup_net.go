@@ -32,6 +32,11 @@ type netWiring struct {
 	addrs  []string    // every rank's TCP address ("" when it has none)
 	secret []byte      // the job's secret for TCP
 	pids   []int       // every rank's pid (PMI jobs)
+
+	// Under gorun across hosts (PMI_FD and GORUN_* both set): this host's
+	// session directory and job id, made and removed by gorun's helper
+	// there; the shared segment's rendezvous goes in it ("" otherwise).
+	hostSession, hostJobID string
 }
 
 // secretFile holds the TCP secret of a job started by gorun on one

@@ -256,3 +256,15 @@ func TestRemoteHelperLost(t *testing.T) {
 		t.Errorf("next job: exit %d, stderr %q", next.Code, next.Stderr)
 	}
 }
+
+// TestRemoteRingOneMachine: an MPI program across two fake hosts on one
+// machine (TCP over loopback between them): each host's ranks share a
+// segment whose rendezvous lives in that host's own session directory, so
+// the two hosts' segments never meet, and the helpers remove them.
+func TestRemoteRingOneMachine(t *testing.T) {
+	t.Parallel()
+	r := remoteJob(t, "-np", "4", "--host", "ha:2,hb:2", "--mca", "btl_tcp_if_include", "lo", jobtest.Example("ring")).Run(t)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "OK") {
+		t.Errorf("exit %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
+	}
+}
