@@ -329,28 +329,56 @@ func (m *Module) Connect(addrs []string) error {
 			nAccept++
 		}
 	}
-	type dialRes struct {
-		rank int
-		conn net.Conn
-		err  error
+	dials, nDial := m.startDials(addrs, deadline)
+	firstErr := m.adoptAll(dials, nDial+nAccept, deadline)
+	m.acMu.Lock()
+	clear(m.want) // from now on, every connection is a stranger's
+	m.acMu.Unlock()
+	if firstErr != nil {
+		return firstErr
 	}
+	for i := range m.peers {
+		if p := &m.peers[i]; p.reach && p.rfd < 0 {
+			return fmt.Errorf("btl/tcp: rank %d: no connection to rank %d after the connect phase", m.rank, i)
+		}
+	}
+	m.log.Debug("tcp connected", "rank", m.rank, "peers", nDial+nAccept)
+	return nil
+}
+
+// dialRes is the outcome of one dial of Connect.
+type dialRes struct {
+	rank int
+	conn net.Conn
+	err  error
+}
+
+// startDials dials every reached rank below this one, each in its own
+// goroutine, and returns the channel their n outcomes arrive on.
+func (m *Module) startDials(addrs []string, deadline time.Time) (results <-chan dialRes, n int) {
 	dials := make(chan dialRes, m.rank)
-	nDial := 0
 	for i := 0; i < m.rank; i++ {
 		if !m.peers[i].reach {
 			continue
 		}
-		nDial++
+		n++
 		go func(rank int, addr string) {
 			c, err := m.dial(rank, addr, deadline)
 			dials <- dialRes{rank, c, err}
 		}(i, addrs[i])
 	}
+	return dials, n
+}
+
+// adoptAll adopts connections as they come, dialled or accepted, until
+// want of them have come or the deadline passes; it returns the first
+// error (a failed dial or adoption, or the ranks still missing at the
+// deadline).
+func (m *Module) adoptAll(dials <-chan dialRes, want int, deadline time.Time) error {
 	var firstErr error
-	done := 0
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
-	for done < nDial+nAccept {
+	for done := 0; done < want; {
 		var rank int
 		var c net.Conn
 		select {
@@ -375,27 +403,14 @@ func (m *Module) Connect(addrs []string) error {
 			if firstErr == nil {
 				firstErr = fmt.Errorf("btl/tcp: rank %d: timed out after %v (btl_tcp_timeout) waiting for connections from ranks %v", m.rank, m.cfg.Timeout(), missing)
 			}
-			done = nDial + nAccept
-			continue
+			return firstErr
 		}
 		done++
 		if err := m.adopt(rank, c); err != nil && firstErr == nil {
 			firstErr = err
 		}
 	}
-	m.acMu.Lock()
-	clear(m.want) // from now on, every connection is a stranger's
-	m.acMu.Unlock()
-	if firstErr != nil {
-		return firstErr
-	}
-	for i := range m.peers {
-		if p := &m.peers[i]; p.reach && p.rfd < 0 {
-			return fmt.Errorf("btl/tcp: rank %d: no connection to rank %d after the connect phase", m.rank, i)
-		}
-	}
-	m.log.Debug("tcp connected", "rank", m.rank, "peers", nDial+nAccept)
-	return nil
+	return firstErr
 }
 
 func (m *Module) dial(rank int, addr string, deadline time.Time) (net.Conn, error) {
