@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/gorun-mpi/gorun/btl"
+	"github.com/gorun-mpi/gorun/btl/internal/ring"
 	"github.com/gorun-mpi/gorun/internal/errs"
 	"github.com/gorun-mpi/gorun/mca"
 	"github.com/gorun-mpi/gorun/mpool"
@@ -80,10 +81,10 @@ type peer struct {
 	cachedTail atomic.Uint64 // our last view of ctl.tail (a lower bound)
 	sendEpoch  atomic.Uint64 // recvEpoch+1 at our last send to this peer (a hint; races are harmless)
 	lost       atomic.Bool
-	npending   atomic.Int32 // mu.q.len(), readable without the lock
+	npending   atomic.Int32 // mu.q.Len(), readable without the lock
 	mu         struct {
 		sync.Mutex
-		q ring // sends waiting for a FIFO slot or a fragment, in Send order
+		q ring.Ring[pendingOp] // sends waiting for a FIFO slot or a fragment, in Send order
 		// refs counts by-reference ops in q. While it is non-zero, later
 		// large sends also go by reference rather than take a fragment: a
 		// fragment held behind a by-reference op could starve it forever.

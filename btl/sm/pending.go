@@ -18,43 +18,6 @@ type pendingOp struct {
 	inline  [inlineMax]byte // hdr+payload (small sends), or hdr alone (by reference)
 }
 
-// ring is a FIFO queue of pendingOps that grows by doubling and reuses its
-// storage: no allocation in steady state.
-type ring struct {
-	ops            []pendingOp
-	head, size     int
-	pushed, popped uint64 // ops ever pushed and popped (see Module.QueueMark)
-}
-
-func (r *ring) len() int { return r.size }
-
-// push returns the new last element for the caller to fill.
-func (r *ring) push() *pendingOp {
-	if r.size == len(r.ops) {
-		n := max(8, 2*len(r.ops))
-		ops := make([]pendingOp, n)
-		for i := 0; i < r.size; i++ {
-			ops[i] = r.ops[(r.head+i)%len(r.ops)]
-		}
-		r.ops, r.head = ops, 0
-	}
-	op := &r.ops[(r.head+r.size)%len(r.ops)]
-	r.size++
-	r.pushed++
-	return op
-}
-
-func (r *ring) front() *pendingOp { return &r.ops[r.head] }
-
-// pop drops the front element, clearing its references.
-func (r *ring) pop() {
-	op := &r.ops[r.head]
-	op.payload, op.c = nil, nil
-	r.head = (r.head + 1) % len(r.ops)
-	r.size--
-	r.popped++
-}
-
 // QueueMark implements btl.Flusher: the count of sends to peer that went
 // through its pending queue so far.
 func (m *Module) QueueMark(peer int) uint64 {
@@ -63,7 +26,7 @@ func (m *Module) QueueMark(peer int) uint64 {
 	}
 	p := &m.peers[peer]
 	p.mu.Lock()
-	n := p.mu.q.pushed
+	n := p.mu.q.Pushed()
 	p.mu.Unlock()
 	return n
 }
@@ -77,7 +40,7 @@ func (m *Module) Flushed(peer int, mark uint64) bool {
 	}
 	p := &m.peers[peer]
 	p.mu.Lock()
-	done := p.mu.q.popped >= mark
+	done := p.mu.q.Popped() >= mark
 	p.mu.Unlock()
 	return done || p.lost.Load()
 }

@@ -191,7 +191,7 @@ func (m *Module) enqueue(p *peer, tag btl.Tag, hdr, payload []byte, n int, frag 
 		m.putFrag(frag) // another goroutine queued a by-reference op first
 		frag = 0
 	}
-	op := p.mu.q.push()
+	op := p.mu.q.Push()
 	op.tag, op.n, op.frag, op.hdrLen, op.payload, op.c = tag, n, frag, len(hdr), nil, nil
 	switch {
 	case frag != 0:
@@ -225,11 +225,11 @@ func (m *Module) drain(p *peer) int {
 	sent := 0
 	for {
 		p.mu.Lock()
-		if p.mu.q.len() == 0 {
+		if p.mu.q.Len() == 0 {
 			p.mu.Unlock()
 			return sent
 		}
-		op := p.mu.q.front()
+		op := p.mu.q.Front()
 		var done btl.Completion
 		if op.frag == 0 && op.payload != nil {
 			off := m.getFrag(len(op.payload))
@@ -249,7 +249,7 @@ func (m *Module) drain(p *peer) int {
 				copy(e.inline(), op.inline[:op.n])
 			}
 			m.publish(p, e, h)
-			p.mu.q.pop()
+			p.mu.q.Pop()
 			sent++
 			// Decrement after publishing: a Send that then sees 0 goes
 			// straight to the FIFO behind everything queued before it.
@@ -273,16 +273,16 @@ func (m *Module) drain(p *peer) int {
 func (m *Module) failPending(p *peer) {
 	for {
 		p.mu.Lock()
-		if p.mu.q.len() == 0 {
+		if p.mu.q.Len() == 0 {
 			p.mu.Unlock()
 			return
 		}
-		op := p.mu.q.front()
+		op := p.mu.q.Front()
 		frag, c := op.frag, op.c
 		if op.payload != nil {
 			p.mu.refs--
 		}
-		p.mu.q.pop()
+		p.mu.q.Pop()
 		if p.npending.Add(-1) == 0 {
 			m.pendPeers.Add(-1)
 		}

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gorun-mpi/gorun/btl"
+	"github.com/gorun-mpi/gorun/btl/internal/ring"
 	"github.com/gorun-mpi/gorun/internal/errs"
 )
 
@@ -92,10 +93,10 @@ type peer struct {
 	lost  atomic.Bool
 	mu    struct {
 		sync.Mutex
-		fd int  // -1: none (not connected, lost and reported, or closed)
-		q  ring // sends waiting for the socket, in Send order
+		fd int               // -1: none (not connected, lost and reported, or closed)
+		q  ring.Ring[sendOp] // sends waiting for the socket, in Send order
 	}
-	npend atomic.Int32 // mu.q.len(), readable without the lock
+	npend atomic.Int32 // mu.q.Len(), readable without the lock
 	// receive side, owned by Progress (progMu)
 	rfd        int
 	rbuf       []byte
@@ -537,8 +538,8 @@ func (m *Module) Close() error {
 				unix.Close(p.mu.fd)
 			}
 			p.mu.fd, p.rfd = -1, -1
-			for p.mu.q.len() > 0 {
-				p.mu.q.pop()
+			for p.mu.q.Len() > 0 {
+				p.mu.q.Pop()
 			}
 			p.mu.Unlock()
 		}

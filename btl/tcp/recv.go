@@ -168,11 +168,11 @@ func (m *Module) reportLost() int {
 			unix.Close(p.mu.fd)
 		}
 		p.mu.fd, p.rfd = -1, -1
-		for p.mu.q.len() > 0 {
-			if c := p.mu.q.front().c; c != nil {
+		for p.mu.q.Len() > 0 {
+			if c := p.mu.q.Front().c; c != nil {
 				owed = append(owed, c)
 			}
-			p.mu.q.pop()
+			p.mu.q.Pop()
 		}
 		if p.npend.Swap(0) > 0 {
 			m.pendPeers.Add(-1)
@@ -305,7 +305,7 @@ func (m *Module) QueueMark(peer int) uint64 {
 	}
 	p := &m.peers[peer]
 	p.mu.Lock()
-	n := p.mu.q.pushed
+	n := p.mu.q.Pushed()
 	p.mu.Unlock()
 	return n
 }
@@ -318,7 +318,7 @@ func (m *Module) Flushed(peer int, mark uint64) bool {
 	}
 	p := &m.peers[peer]
 	p.mu.Lock()
-	done := p.mu.q.popped >= mark
+	done := p.mu.q.Popped() >= mark
 	p.mu.Unlock()
 	return done || p.lost.Load()
 }

@@ -20,41 +20,6 @@ type sendOp struct {
 
 func (op *sendOp) total() int { return op.headLen + len(op.payload) }
 
-// ring is a FIFO queue of sendOps that grows by doubling and reuses its
-// storage.
-type ring struct {
-	ops            []sendOp
-	head, size     int
-	pushed, popped uint64 // ops ever pushed and popped (see Module.QueueMark)
-}
-
-func (r *ring) len() int { return r.size }
-
-func (r *ring) push() *sendOp {
-	if r.size == len(r.ops) {
-		n := max(8, 2*len(r.ops))
-		ops := make([]sendOp, n)
-		for i := 0; i < r.size; i++ {
-			ops[i] = r.ops[(r.head+i)%len(r.ops)]
-		}
-		r.ops, r.head = ops, 0
-	}
-	op := &r.ops[(r.head+r.size)%len(r.ops)]
-	r.size++
-	r.pushed++
-	return op
-}
-
-func (r *ring) front() *sendOp { return &r.ops[r.head] }
-
-func (r *ring) pop() {
-	op := &r.ops[r.head]
-	op.payload, op.c = nil, nil
-	r.head = (r.head + 1) % len(r.ops)
-	r.size--
-	r.popped++
-}
-
 // sendv writes a then b with one sendmsg (MSG_NOSIGNAL, MSG_DONTWAIT). It
 // returns the bytes written; EAGAIN is 0 bytes and no error.
 func sendv(fd int, a, b []byte) (int, error) {
@@ -116,7 +81,7 @@ func (m *Module) Send(peer int, tag btl.Tag, hdr, payload []byte, c btl.Completi
 		return false, errPeerLost(peer, nil)
 	}
 	var op *sendOp
-	if p.mu.q.len() == 0 {
+	if p.mu.q.Len() == 0 {
 		var head [frameHdr + btl.MaxHeader]byte
 		putFrameHdr(head[:], tag, len(hdr), len(payload))
 		copy(head[frameHdr:], hdr)
@@ -130,11 +95,11 @@ func (m *Module) Send(peer int, tag btl.Tag, hdr, payload []byte, c btl.Completi
 			p.mu.Unlock()
 			return true, nil
 		}
-		op = p.mu.q.push()
+		op = p.mu.q.Push()
 		op.head = head
 		op.off = w
 	} else {
-		op = p.mu.q.push()
+		op = p.mu.q.Push()
 		putFrameHdr(op.head[:], tag, len(hdr), len(payload))
 		copy(op.head[frameHdr:], hdr)
 		op.off = 0
@@ -165,8 +130,8 @@ func (m *Module) Send(peer int, tag btl.Tag, hdr, payload []byte, c btl.Completi
 func (m *Module) flush(p *peer, done []btl.Completion) (int, []btl.Completion) {
 	n := 0
 	p.mu.Lock()
-	for p.mu.q.len() > 0 && p.mu.fd >= 0 {
-		op := p.mu.q.front()
+	for p.mu.q.Len() > 0 && p.mu.fd >= 0 {
+		op := p.mu.q.Front()
 		var a, b []byte
 		if op.off < op.headLen {
 			a, b = op.head[op.off:op.headLen], op.payload
@@ -186,7 +151,7 @@ func (m *Module) flush(p *peer, done []btl.Completion) (int, []btl.Completion) {
 		if op.c != nil {
 			done = append(done, op.c)
 		}
-		p.mu.q.pop()
+		p.mu.q.Pop()
 		n++
 		if p.npend.Add(-1) == 0 {
 			m.pendPeers.Add(-1)
