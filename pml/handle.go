@@ -45,8 +45,9 @@ var (
 	reqsMade atomic.Int64
 )
 
-// errCancelSend is Cancel's answer for a send request.
-var errCancelSend = fmt.Errorf("gorun: Cancel is only for receives; this is a send request")
+// errCancelSend is Cancel's answer for a send request or an external one
+// (a collective, which cannot be cancelled).
+var errCancelSend = fmt.Errorf("gorun: Cancel is only for receives; this request is a send or a collective")
 
 // recycle returns a completed Request that no goroutine can reach any more
 // to the pool.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/gorun-mpi/gorun"
@@ -340,6 +341,9 @@ func nonblocking() {
 	for iter := 0; iter < 20; iter++ {
 		bar, err := gorun.Ibarrier(world)
 		check(err, "Ibarrier")
+		if err := bar.Cancel(); err == nil || !strings.Contains(err.Error(), "collective") {
+			fail("Cancel of an Ibarrier returned %v; want an error naming the collective (it cannot be cancelled)", err)
+		}
 		bc := make([]float64, 300)
 		if me == iter%n {
 			for i := range bc {
