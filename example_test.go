@@ -32,3 +32,27 @@ func Example() {
 	// rank 0 of 1 got 5 bytes from rank 0 with tag 7 (err <nil>)
 	// "truncated" 9 true
 }
+
+// Collectives are generic functions over a communicator; a singleton world
+// reduces over its one rank. A user's op is combined in rank order.
+func ExampleAllreduce() {
+	world, err := gorun.Init()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	v := []float64{1.5, -2}
+	if err := gorun.Allreduce(world, nil, v, gorun.Max[float64]); err != nil { // in place
+		fmt.Println(err)
+	}
+	prefix := make([]int32, 2)
+	gorun.Scan(world, []int32{3, 4}, prefix, func(acc, in []int32) { // a user Op
+		for i := range acc {
+			acc[i] = acc[i]*10 + in[i]
+		}
+	})
+	half, _ := world.Split(world.Rank()%2, 0)
+	fmt.Println(v, prefix, half.Size(), half.Free())
+	// Output:
+	// [1.5 -2] [3 4] 1 <nil>
+}

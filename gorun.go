@@ -1,6 +1,8 @@
 // Package gorun is the user API of the gorun message-passing runtime:
-// MPI-style point-to-point messaging between the ranks of a job started by
-// the gorun launcher (`gorun -np N ./prog`), over shared memory.
+// MPI-style point-to-point messaging, collectives (Bcast, Allreduce and the
+// rest, blocking and nonblocking; coll.go) and communicators (Dup, Split,
+// SplitShared, Free) for the ranks of a job started by the gorun launcher
+// (`gorun -np N ./prog`), over shared memory (and TCP across machines).
 //
 // # Life of a rank
 //
