@@ -412,6 +412,11 @@ func (m *multiJob) hostEvent(st *jobState, ev hostEvent) []event {
 		h.exited[i] = true
 		h.pids[i] = x.Pid
 		m.aborts[f.rank] = x.Abort
+		if x.Code == 0 && m.server.Unfinalized(f.rank) {
+			// Called Init, never Finalize: its peers may be waiting for it
+			// (the same rule as on one machine).
+			x.Code, x.How = 1, x.How+" without calling Finalize"
+		}
 		m.server.RankGone(f.rank, x.How)
 		j.log.Debug("rank exited", "rank", f.rank, "pid", x.Pid, "host", h.name, "how", x.How)
 		return []event{{kind: evExit, rank: f.rank, code: x.Code, how: x.How}}

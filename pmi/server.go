@@ -29,6 +29,8 @@ type Server struct {
 	nodeAttrs map[int]map[string]string // info-putnodeattr, per node
 	fence     *fence                    // the fence being joined
 	gone      map[int]string            // ranks that ended, and how
+	inited    map[int]bool              // ranks that sent fullinit
+	finalized map[int]bool              // ranks that sent finalize
 	closed    bool
 }
 
@@ -45,7 +47,7 @@ type fence struct {
 func NewServer(jobID string, size int, node []int, attrs map[string]string) *Server {
 	return &Server{jobID: jobID, size: size, node: node, attrs: attrs,
 		kvs: map[string]string{}, staged: map[string]string{}, nodeAttrs: map[int]map[string]string{},
-		gone: map[int]string{}}
+		gone: map[int]string{}, inited: map[int]bool{}, finalized: map[int]bool{}}
 }
 
 // maxKVS bounds the keys of a job's key-value space (each value is bounded
@@ -108,6 +110,9 @@ func (s *Server) handle(rank int, req Msg) (resp Msg, final bool) {
 		if r, ok := req.Get("pmirank"); ok && r != strconv.Itoa(rank) {
 			return fail("pmirank=%s, but this connection belongs to rank %d", r, rank), false
 		}
+		s.mu.Lock()
+		s.inited[rank] = true
+		s.mu.Unlock()
 		return NewMsg("fullinit-response", "rc", "0", "pmi-version", "2", "pmi-subversion", "0",
 			"rank", strconv.Itoa(rank), "size", strconv.Itoa(s.size), "appnum", "0",
 			"debugged", "FALSE", "pmiverbose", "FALSE"), false
@@ -156,6 +161,9 @@ func (s *Server) handle(rank int, req Msg) (resp Msg, final bool) {
 		s.mu.Unlock()
 		return found("info-getnodeattr-response", v, ok), false
 	case "finalize":
+		s.mu.Lock()
+		s.finalized[rank] = true
+		s.mu.Unlock()
 		return NewMsg("finalize-response", "rc", "0"), true
 	case "abort":
 		return Msg{}, false // the rank exits; its launcher reports it
@@ -237,6 +245,16 @@ func (s *Server) RankGone(rank int, how string) {
 	if f := s.fence; f != nil && !f.joined[rank] {
 		s.failFence(fmt.Sprintf("rank %d %s before joining the fence", rank, how))
 	}
+}
+
+// Unfinalized reports whether rank wired up (fullinit) and has not
+// finalized: a rank that ends so may leave its peers waiting for it. A
+// client answers finalize only after the server recorded it, so a rank's
+// finalize is seen before its exit.
+func (s *Server) Unfinalized(rank int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inited[rank] && !s.finalized[rank]
 }
 
 // Close fails the fence in progress and every later one: the job is over.

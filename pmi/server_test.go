@@ -90,11 +90,17 @@ func TestServerWireUp(t *testing.T) {
 			if m := rr.call("info-getjobattr", "key", "nope"); val(m, "found") != "FALSE" {
 				t.Errorf("rank %d: unknown attribute: %v", r, m)
 			}
+			if !s.Unfinalized(r) {
+				t.Errorf("rank %d: wired up but not finalized, and Unfinalized is false", r)
+			}
 			if m := rr.call("finalize"); val(m, "rc") != "0" {
 				t.Errorf("rank %d: finalize: %v", r, m)
 			}
 			if err := <-rr.err; err != nil {
 				t.Errorf("rank %d: Serve: %v", r, err)
+			}
+			if s.Unfinalized(r) {
+				t.Errorf("rank %d: finalized, and Unfinalized is true", r)
 			}
 		}()
 	}

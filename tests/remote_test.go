@@ -268,3 +268,15 @@ func TestRemoteRingOneMachine(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
 	}
 }
+
+// TestRemoteExitWithoutFinalize: a rank on a remote host that called Init
+// and exits 0 without Finalize fails the job (1), as on one machine.
+func TestRemoteExitWithoutFinalize(t *testing.T) {
+	t.Parallel()
+	p := remoteJob(t, "-np", "4", "--host", "ha:2,hb:2", "--mca", "btl_tcp_if_include", "lo", traffic(), "vanish", "2", "0").Start(t)
+	p.Lines(1, "leaving 2 ")
+	r := p.Wait()
+	if r.Code != 1 || !regexp.MustCompile(`gorun: rank 2 \(pid \d+ on hb\) exited with status 0 without calling Finalize\n`).MatchString(r.Stderr) {
+		t.Errorf("exit %d, stderr %q; want 1 and rank 2's line", r.Code, r.Stderr)
+	}
+}
