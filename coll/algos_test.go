@@ -422,3 +422,98 @@ func FuzzAllreduce(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSchedules runs a schedule chosen by alg for any communicator size,
+// root and count against the model (seeds: odd sizes, zero counts, every
+// algorithm).
+func FuzzSchedules(f *testing.F) {
+	for alg := uint8(0); alg < 10; alg++ {
+		f.Add(alg, uint8(7), uint8(3), uint8(5))
+		f.Add(alg, uint8(16), uint8(0), uint8(15))
+	}
+	f.Fuzz(func(t *testing.T, alg, n8, count8, root8 uint8) {
+		n, count := int(n8%33)+1, int(count8%40)
+		root := int(root8) % n
+		const elem = 8
+		inputs := make([][]byte, n)
+		var all []byte
+		for r := range inputs {
+			inputs[r] = input(r, count, elem)
+			all = append(all, inputs[r]...)
+		}
+		op := opKinds[0]
+		switch alg % 10 {
+		case 0, 1: // Bcast
+			rs := newRanks(n, func(r int) (Schedule, [3][]byte) {
+				b := make([]byte, count*elem)
+				if r == root {
+					copy(b, inputs[root])
+				}
+				if alg%10 == 0 {
+					return BcastBinomial(n, r, root, count), [3][]byte{nil, b, nil}
+				}
+				return BcastScatterAllgather(n, r, root, count), [3][]byte{nil, b, nil}
+			})
+			simulate(t, rs, elem, nil)
+			for r, x := range rs {
+				eq(t, fmt.Sprint("bcast rank ", r), x.bufs[BufRecv], inputs[root])
+			}
+		case 2, 3: // Reduce
+			rs := newRanks(n, func(r int) (Schedule, [3][]byte) {
+				in := reg(BufSend, 0, count)
+				if alg%10 == 2 {
+					return ReduceBinomial(n, r, root, count, in, false), [3][]byte{inputs[r], make([]byte, count*elem), nil}
+				}
+				return ReduceScatterGather(n, r, root, count, in), [3][]byte{inputs[r], make([]byte, count*elem), nil}
+			})
+			simulate(t, rs, elem, op.red)
+			eq(t, "reduce", rs[root].bufs[BufRecv], refReduce(op, inputs, 0, n))
+		case 4, 5: // Gather, Scatter (binomial)
+			rs := newRanks(n, func(r int) (Schedule, [3][]byte) {
+				return GatherBinomial(n, r, root, count, reg(BufSend, 0, count)), [3][]byte{inputs[r], make([]byte, n*count*elem), nil}
+			})
+			simulate(t, rs, elem, nil)
+			eq(t, "gather", rs[root].bufs[BufRecv], all)
+			rs = newRanks(n, func(r int) (Schedule, [3][]byte) {
+				return ScatterBinomial(n, r, root, count), [3][]byte{all, make([]byte, count*elem), nil}
+			})
+			simulate(t, rs, elem, nil)
+			for r, x := range rs {
+				eq(t, fmt.Sprint("scatter rank ", r), x.bufs[BufRecv], inputs[r])
+			}
+		case 6, 7: // Allgather (Bruck, ring)
+			rs := newRanks(n, func(r int) (Schedule, [3][]byte) {
+				recv := make([]byte, n*count*elem)
+				copy(recv[r*count*elem:], inputs[r])
+				if alg%10 == 6 {
+					return AllgatherBruck(n, r, count), [3][]byte{nil, recv, nil}
+				}
+				return AllgatherRing(n, r, count), [3][]byte{nil, recv, nil}
+			})
+			simulate(t, rs, elem, nil)
+			for r, x := range rs {
+				eq(t, fmt.Sprint("allgather rank ", r), x.bufs[BufRecv], all)
+			}
+		case 8, 9: // Alltoall (Bruck, pairwise)
+			blk := func(r, d int) []byte { return input(r*100+d, count, elem) }
+			rs := newRanks(n, func(r int) (Schedule, [3][]byte) {
+				var send []byte
+				for d := 0; d < n; d++ {
+					send = append(send, blk(r, d)...)
+				}
+				if alg%10 == 8 {
+					return AlltoallBruck(n, r, count, false), [3][]byte{send, make([]byte, n*count*elem), nil}
+				}
+				return AlltoallPairwise(n, r, count, false), [3][]byte{send, make([]byte, n*count*elem), nil}
+			})
+			simulate(t, rs, elem, nil)
+			for r, x := range rs {
+				var want []byte
+				for s := 0; s < n; s++ {
+					want = append(want, blk(s, r)...)
+				}
+				eq(t, fmt.Sprint("alltoall rank ", r), x.bufs[BufRecv], want)
+			}
+		}
+	})
+}
