@@ -306,9 +306,11 @@ func openSMPMI(w *wiring) (btl.Module, error) {
 	job := sm.Job{Rank: me, Size: len(local), LocalRank: me,
 		SessionDir: dir, JobID: smJobID, Pids: pids}
 	m, err := sm.New(job, w.params, mca.Logger(w.params, "btl"))
-	if me == 0 || err != nil {
-		os.RemoveAll(dir)
-	}
+	// Once New returns, every local rank has attached (or the job is
+	// failing): the rendezvous files are done with. Every local rank
+	// removes them, so that one killed before this point leaves nothing
+	// as long as another gets here.
+	os.RemoveAll(dir)
 	if err != nil {
 		return nil, err
 	}
