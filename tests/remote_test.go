@@ -280,3 +280,13 @@ func TestRemoteExitWithoutFinalize(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want 1 and rank 2's line", r.Code, r.Stderr)
 	}
 }
+
+// TestRemoteAbort: Abort on a remote host ends the job with its code, and
+// gorun says which rank called it.
+func TestRemoteAbort(t *testing.T) {
+	t.Parallel()
+	r := remoteJob(t, "-np", "4", "--host", "ha:2,hb:2", "--mca", "btl_tcp_if_include", "lo", actor(), "fail", "3", "abort:9").Run(t)
+	if r.Code != 9 || !regexp.MustCompile(`gorun: rank 3 called Abort\(9\)\ngorun: rank 3 \(pid \d+ on hb\) exited with status 9\n`).MatchString(r.Stderr) {
+		t.Errorf("exit %d, stderr %q; want 9 and rank 3's Abort and failure lines", r.Code, r.Stderr)
+	}
+}
