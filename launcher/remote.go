@@ -443,7 +443,9 @@ func (m *multiJob) apply(actions []action) <-chan time.Time {
 			if code := m.aborts[a.rank]; code != nil {
 				j.stderr.printf("gorun: rank %d called Abort(%d)", a.rank, *code)
 			}
-			j.stderr.printf("gorun: rank %d (pid %d on %s) %s", a.rank, h.pids[a.rank-h.first], h.name, a.how)
+			// The contract's line, as on one machine, then the host on a
+			// line of its own (not a second "gorun: rank" line), in one write.
+			j.stderr.printf("gorun: rank %d (pid %d) %s\ngorun: host %s ran rank %d", a.rank, h.pids[a.rank-h.first], a.how, h.name, a.rank)
 		case actSignal:
 			m.signalAll(a.sig)
 		case actStartGrace:

@@ -175,7 +175,7 @@ func TestLabHostsFailures(t *testing.T) {
 		syscall.Kill(pids[3], syscall.SIGKILL)
 		r := p.Wait()
 		endedWithin(t, "rank 3 on h2 was killed", killed, stopBound)
-		onlyFailure(t, r.Stderr, regexp.MustCompile(`gorun: rank 3 \(pid \d+ on h2\) killed by signal SIGKILL\n`))
+		onlyFailure(t, r.Stderr, regexp.MustCompile(`gorun: rank 3 \(pid \d+\) killed by signal SIGKILL\ngorun: host h2 ran rank 3\n`))
 		if r.Code != 137 {
 			t.Errorf("exit %d; want 137", r.Code)
 		}
@@ -183,7 +183,7 @@ func TestLabHostsFailures(t *testing.T) {
 	})
 	t.Run("remote rank exits 3", func(t *testing.T) {
 		r := hl.job("-np", "4", "--host", "h1:2,h2:2", actor(), "fail", "2", "exit:3").Run(t)
-		onlyFailure(t, r.Stderr, regexp.MustCompile(`gorun: rank 2 \(pid \d+ on h2\) exited with status 3\n`))
+		onlyFailure(t, r.Stderr, regexp.MustCompile(`gorun: rank 2 \(pid \d+\) exited with status 3\ngorun: host h2 ran rank 2\n`))
 		if r.Code != 3 {
 			t.Errorf("exit %d; want 3; stderr %q", r.Code, r.Stderr)
 		}
@@ -256,7 +256,7 @@ func TestLabSallocGorun(t *testing.T) {
 		t.Fatalf("salloc -N2 gorun -np 4 ring: exit %d\n%s\n%s", code, out, s.Logs())
 	}
 	out, code = salloc("-np", "4", actor(), "fail", "3", "exit:5")
-	if code != 5 || !regexp.MustCompile(`gorun: rank 3 \(pid \d+ on h2\) exited with status 5`).MatchString(out) {
+	if code != 5 || !regexp.MustCompile(`gorun: rank 3 \(pid \d+\) exited with status 5\ngorun: host h2 ran rank 3`).MatchString(out) {
 		t.Errorf("salloc gorun, rank 3 exits 5: exit %d; want 5 and the failure line naming h2:\n%s", code, out)
 	}
 	for i := 1; i <= l.N; i++ {

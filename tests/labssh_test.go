@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -131,7 +132,7 @@ LogLevel ERROR
 		t.Errorf("h2's cache holds %v; want the helper gorun sent", helpers)
 	}
 	out, code = run("-np", "4", "--host", "h1:2,h2:2", actor(), "fail", "3", "exit:6")
-	if code != 6 || !strings.Contains(out, "on h2) exited with status 6") {
+	if code != 6 || !regexp.MustCompile(`(?m)^gorun: rank 3 \(pid \d+\) exited with status 6\ngorun: host h2 ran rank 3$`).MatchString(out) {
 		t.Errorf("rank 3 on h2 exits 6: exit %d; want 6 and the failure line naming h2:\n%s", code, out)
 	}
 	for i := 1; i <= 2; i++ {

@@ -86,9 +86,9 @@ func TestRemoteExitStatus(t *testing.T) {
 		code         int
 		line         string
 	}{
-		{"exit", `[ $GORUN_RANK = 3 ] && exit 7; exec sleep 60`, 7, `gorun: rank 3 \(pid \d+ on hb\) exited with status 7\n`},
-		{"signal", `[ $GORUN_RANK = 2 ] && kill -9 $$; exec sleep 60`, 137, `gorun: rank 2 \(pid \d+ on hb\) killed by signal SIGKILL\n`},
-		{"local host", `[ $GORUN_RANK = 0 ] && exit 3; exec sleep 60`, 3, `gorun: rank 0 \(pid \d+ on localhost\) exited with status 3\n`},
+		{"exit", `[ $GORUN_RANK = 3 ] && exit 7; exec sleep 60`, 7, `gorun: rank 3 \(pid \d+\) exited with status 7\ngorun: host hb ran rank 3\n`},
+		{"signal", `[ $GORUN_RANK = 2 ] && kill -9 $$; exec sleep 60`, 137, `gorun: rank 2 \(pid \d+\) killed by signal SIGKILL\ngorun: host hb ran rank 2\n`},
+		{"local host", `[ $GORUN_RANK = 0 ] && exit 3; exec sleep 60`, 3, `gorun: rank 0 \(pid \d+\) exited with status 3\ngorun: host localhost ran rank 0\n`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -276,7 +276,7 @@ func TestRemoteExitWithoutFinalize(t *testing.T) {
 	p := remoteJob(t, "-np", "4", "--host", "ha:2,hb:2", "--mca", "btl_tcp_if_include", "lo", traffic(), "vanish", "2", "0").Start(t)
 	p.Lines(1, "leaving 2 ")
 	r := p.Wait()
-	if r.Code != 1 || !regexp.MustCompile(`gorun: rank 2 \(pid \d+ on hb\) exited with status 0 without calling Finalize\n`).MatchString(r.Stderr) {
+	if r.Code != 1 || !regexp.MustCompile(`gorun: rank 2 \(pid \d+\) exited with status 0 without calling Finalize\ngorun: host hb ran rank 2\n`).MatchString(r.Stderr) {
 		t.Errorf("exit %d, stderr %q; want 1 and rank 2's line", r.Code, r.Stderr)
 	}
 }
@@ -286,7 +286,7 @@ func TestRemoteExitWithoutFinalize(t *testing.T) {
 func TestRemoteAbort(t *testing.T) {
 	t.Parallel()
 	r := remoteJob(t, "-np", "4", "--host", "ha:2,hb:2", "--mca", "btl_tcp_if_include", "lo", actor(), "fail", "3", "abort:9").Run(t)
-	if r.Code != 9 || !regexp.MustCompile(`gorun: rank 3 called Abort\(9\)\ngorun: rank 3 \(pid \d+ on hb\) exited with status 9\n`).MatchString(r.Stderr) {
+	if r.Code != 9 || !regexp.MustCompile(`gorun: rank 3 called Abort\(9\)\ngorun: rank 3 \(pid \d+\) exited with status 9\ngorun: host hb ran rank 3\n`).MatchString(r.Stderr) {
 		t.Errorf("exit %d, stderr %q; want 9 and rank 3's Abort and failure lines", r.Code, r.Stderr)
 	}
 }
