@@ -10,9 +10,17 @@ import (
 
 // peerMonitor notices that a peer process has ended. It holds a pidfd per
 // peer (opened at New, so a pid reused later is not mistaken for the peer)
-// and polls them all with one poll(2); where pidfd_open is refused it falls
+// and polls them with one poll(2); where pidfd_open is refused it falls
 // back to kill(pid, 0). Peers that share our pid (several modules in one
 // test process) are not watched.
+//
+// A check looks at no more than peerCheckSlice peers, taking them round
+// robin: with N ranks on one machine every rank checks every few
+// milliseconds, and a check of all N peers each time would cost the
+// machine O(N²) (at 1024 ranks on two cores, start-up and Finalize spent
+// most of their time in poll). A peer's loss is therefore noticed within
+// ceil((N-1)/peerCheckSlice) checks instead of one; up to
+// peerCheckSlice+1 ranks that is one check, as before.
 type peerMonitor struct {
 	m  *Module
 	mu struct {
@@ -20,6 +28,8 @@ type peerMonitor struct {
 		fds   []unix.PollFd // pidfds; Fd -1 once the peer is found lost
 		ranks []int         // rank of fds[i]
 		kill  []int         // ranks watched with kill(pid, 0)
+		next  int           // first fds index of the next check's slice
+		nextK int           // first kill index of the next check's slice
 	}
 	on bool // set before the module is shared; read-only afterwards
 }
@@ -56,27 +66,46 @@ func (w *peerMonitor) init(m *Module, enabled bool) {
 
 func (w *peerMonitor) active() bool { return w.on }
 
-// check polls every watched peer once and reports whether one was newly
-// found lost. A concurrent check in progress makes it return false at once.
+// peerCheckSlice is the most peers one check looks at.
+const peerCheckSlice = 64
+
+// slice returns the bounds of the next window of at most peerCheckSlice
+// entries of a list of n, starting at *next (which it advances, wrapping to
+// 0 at the end), so that successive windows cover the list round robin.
+func slice(next *int, n int) (lo, hi int) {
+	if *next >= n {
+		*next = 0
+	}
+	lo, hi = *next, min(*next+peerCheckSlice, n)
+	*next = hi
+	return lo, hi
+}
+
+// check polls the next slice of watched peers (all of them when there are
+// at most peerCheckSlice) and reports whether one was newly found lost. A
+// concurrent check in progress makes it return false at once.
 func (w *peerMonitor) check() bool {
 	if !w.on || !w.mu.TryLock() {
 		return false
 	}
 	found := false
 	if len(w.mu.fds) > 0 {
-		if n, err := unix.Poll(w.mu.fds, 0); err == nil && n > 0 {
-			for i := range w.mu.fds {
-				f := &w.mu.fds[i]
+		lo, hi := slice(&w.mu.next, len(w.mu.fds))
+		fds := w.mu.fds[lo:hi]
+		if n, err := unix.Poll(fds, 0); err == nil && n > 0 {
+			for i := range fds {
+				f := &fds[i]
 				if f.Fd >= 0 && f.Revents != 0 {
 					unix.Close(int(f.Fd))
 					f.Fd = -1
-					w.markLost(&w.m.peers[w.mu.ranks[i]])
+					w.markLost(&w.m.peers[w.mu.ranks[lo+i]])
 					found = true
 				}
 			}
 		}
 	}
-	for _, r := range w.mu.kill {
+	lo, hi := slice(&w.mu.nextK, len(w.mu.kill))
+	for _, r := range w.mu.kill[lo:hi] {
 		p := &w.m.peers[r]
 		if !p.lost.Load() && errors.Is(unix.Kill(p.pid, 0), unix.ESRCH) {
 			w.markLost(p)
@@ -112,6 +141,7 @@ func (w *peerMonitor) close() {
 		}
 	}
 	w.mu.fds, w.mu.ranks, w.mu.kill = nil, nil, nil
+	w.mu.next, w.mu.nextK = 0, 0
 	w.on = false
 	w.mu.Unlock()
 }

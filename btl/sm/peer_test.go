@@ -1,0 +1,72 @@
+package sm
+
+import (
+	"os/exec"
+	"testing"
+)
+
+// TestSliceRoundRobin: successive check windows cover a list of n entries
+// round robin, none longer than peerCheckSlice.
+func TestSliceRoundRobin(t *testing.T) {
+	for _, n := range []int{0, 1, peerCheckSlice - 1, peerCheckSlice, peerCheckSlice + 1, 3*peerCheckSlice + 5, 1023} {
+		next := 0
+		seen := make([]int, n)
+		for range 2 * ((n + peerCheckSlice - 1) / peerCheckSlice) {
+			lo, hi := slice(&next, n)
+			if lo < 0 || hi > n || lo > hi || hi-lo > peerCheckSlice {
+				t.Fatalf("n=%d: window [%d,%d) out of bounds or longer than %d", n, lo, hi, peerCheckSlice)
+			}
+			for i := lo; i < hi; i++ {
+				seen[i]++
+			}
+		}
+		for i, c := range seen {
+			if c != 2 {
+				t.Fatalf("n=%d: entry %d seen %d times in two rounds, want 2", n, i, c)
+			}
+		}
+	}
+}
+
+// TestMonitorFindsLostPeerAmongMany (issue 16 item 11): with more watched
+// peers than one check looks at, a peer that has ended is still found,
+// within ceil(peers/peerCheckSlice) checks, and no live peer is reported.
+func TestMonitorFindsLostPeerAmongMany(t *testing.T) {
+	live := exec.Command("sleep", "600")
+	if err := live.Start(); err != nil {
+		t.Skipf("cannot start a helper process: %v", err)
+	}
+	defer func() { live.Process.Kill(); live.Wait() }()
+	dead := exec.Command("sleep", "600")
+	if err := dead.Start(); err != nil {
+		t.Fatalf("start helper: %v", err)
+	}
+	const n = 2*peerCheckSlice + 10 // peers 1..n-1; the dead one is last
+	m := &Module{rank: 0, peers: make([]peer, n)}
+	for i := 1; i < n; i++ {
+		m.peers[i].pid = live.Process.Pid
+	}
+	m.peers[n-1].pid = dead.Process.Pid
+	m.monitor.init(m, true)
+	defer m.monitor.close()
+	if len(m.monitor.mu.fds) != n-1 {
+		t.Skipf("pidfd_open not available (%d of %d peers watched by pidfd)", len(m.monitor.mu.fds), n-1)
+	}
+	dead.Process.Kill()
+	dead.Wait()
+	checks := (n - 1 + peerCheckSlice - 1) / peerCheckSlice
+	for range checks {
+		m.monitor.check()
+	}
+	if !m.peers[n-1].lost.Load() {
+		t.Fatalf("dead peer %d not found lost after %d checks", n-1, checks)
+	}
+	for i := 1; i < n-1; i++ {
+		if m.peers[i].lost.Load() {
+			t.Fatalf("live peer %d reported lost", i)
+		}
+	}
+	if err := m.monitor.firstLost(); err == nil {
+		t.Fatalf("firstLost = nil with peer %d lost", n-1)
+	}
+}
