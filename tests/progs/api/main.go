@@ -20,43 +20,21 @@ import (
 
 	"github.com/gorun-mpi/gorun"
 	"github.com/gorun-mpi/gorun/jobenv"
+	"github.com/gorun-mpi/gorun/tests/progs/internal/rankprog"
 )
 
 var world *gorun.Comm
 
-func fail(format string, a ...any) {
-	fmt.Fprintf(os.Stderr, "rank %d: %s\n", world.Rank(), fmt.Sprintf(format, a...))
-	os.Exit(1)
-}
-
-func check(err error, what string) {
-	if err != nil {
-		fail("%s: %v", what, err)
-	}
-}
-
 func main() {
-	var err error
-	world, err = gorun.Init()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "Init:", err)
-		os.Exit(1)
-	}
-	if len(os.Args) < 2 {
-		fail("usage: api MODE")
-	}
-	mode := os.Args[1]
-	modes := map[string]func(){
+	var mode string
+	var f func()
+	world, mode, f = rankprog.Start("api", map[string]func(){
 		"typed": typed, "names": names, "mprobe": mprobe,
 		"fatal-send": fatalSend, "fatal-slice": fatalSlice, "fatal-exempt": fatalExempt, "fatal-peer": fatalPeer,
 		"ignoreterm": ignoreTerm, "fatal-coll": fatalColl,
-	}
-	f, ok := modes[mode]
-	if !ok {
-		fail("unknown mode %q", mode)
-	}
+	})
 	f()
-	check(gorun.Finalize(), "Finalize")
+	rankprog.Check(gorun.Finalize(), "Finalize")
 	if world.Rank() == 0 {
 		fmt.Println(mode, "ok")
 	}
@@ -74,17 +52,17 @@ func typed() {
 		}
 		fr := make([]float64, elems)
 		r, err := gorun.IrecvSlice(world, fr, left, 1)
-		check(err, "IrecvSlice")
+		rankprog.Check(err, "IrecvSlice")
 		s, err := gorun.IsendSlice(world, f, right, 1)
-		check(err, "IsendSlice")
+		rankprog.Check(err, "IsendSlice")
 		sts, err := gorun.WaitAll(r, s)
-		check(err, "WaitAll")
+		rankprog.Check(err, "WaitAll")
 		if gorun.Count[float64](sts[0]) != elems || sts[0].Source != left {
-			fail("IrecvSlice of %d float64: status %+v, Count %d", elems, sts[0], gorun.Count[float64](sts[0]))
+			rankprog.Fail("IrecvSlice of %d float64: status %+v, Count %d", elems, sts[0], gorun.Count[float64](sts[0]))
 		}
 		for i, v := range fr {
 			if v != float64(left)*1e6+float64(i)+0.5 {
-				fail("IrecvSlice of %d float64: element %d = %v", elems, i, v)
+				rankprog.Fail("IrecvSlice of %d float64: element %d = %v", elems, i, v)
 			}
 		}
 
@@ -94,13 +72,13 @@ func typed() {
 		}
 		ir := make([]int, elems) // a different element type on the receiving side
 		st, err := gorun.SendrecvSlice(world, is, right, 2, ir, left, 2)
-		check(err, "SendrecvSlice")
+		rankprog.Check(err, "SendrecvSlice")
 		wantBytes := 4 * elems
 		if st.Count != wantBytes || st.Source != left || st.Tag != 2 {
-			fail("SendrecvSlice of %d int32: status %+v, want %d bytes from %d", elems, st, wantBytes, left)
+			rankprog.Fail("SendrecvSlice of %d int32: status %+v, want %d bytes from %d", elems, st, wantBytes, left)
 		}
 		if got := gorun.Count[int32](st); got != elems {
-			fail("Count[int32] of %d int32 = %d", elems, got)
+			rankprog.Fail("Count[int32] of %d int32 = %d", elems, got)
 		}
 		want64 := elems / 2
 		if elems%2 != 0 {
@@ -108,13 +86,13 @@ func typed() {
 		}
 		if unsafe.Sizeof(int(0)) == 8 {
 			if got := gorun.Count[int](st); got != want64 {
-				fail("Count[int] of %d int32 = %d, want %d", elems, got, want64)
+				rankprog.Fail("Count[int] of %d int32 = %d, want %d", elems, got, want64)
 			}
 		}
 		got32 := unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(ir))), elems)
 		for i, v := range got32 {
 			if v != int32(left*100000+i) {
-				fail("SendrecvSlice of %d int32: element %d = %d", elems, i, v)
+				rankprog.Fail("SendrecvSlice of %d int32: element %d = %d", elems, i, v)
 			}
 		}
 
@@ -125,13 +103,13 @@ func typed() {
 		}
 		back := make([]int, elems)
 		st, err = gorun.SendrecvSlice(world, ints, right, 3, back, left, 3)
-		check(err, "SendrecvSlice of int")
+		rankprog.Check(err, "SendrecvSlice of int")
 		if gorun.Count[int](st) != elems {
-			fail("SendrecvSlice of %d int: Count %d", elems, gorun.Count[int](st))
+			rankprog.Fail("SendrecvSlice of %d int: Count %d", elems, gorun.Count[int](st))
 		}
 		for i, v := range back {
 			if v != -(left<<40 + i) {
-				fail("SendrecvSlice of %d int: element %d = %d", elems, i, v)
+				rankprog.Fail("SendrecvSlice of %d int: element %d = %d", elems, i, v)
 			}
 		}
 	}
@@ -143,27 +121,27 @@ func names() {
 	name := gorun.ProcessorName()
 	host, _ := os.Hostname()
 	if name == "" || (host != "" && name != host) {
-		fail("ProcessorName() = %q, want the hostname %q", name, host)
+		rankprog.Fail("ProcessorName() = %q, want the hostname %q", name, host)
 	}
 	buf := make([]byte, 256)
 	st, err := world.Sendrecv([]byte(name), (world.Rank()+1)%world.Size(), 0,
 		buf, (world.Rank()-1+world.Size())%world.Size(), 0)
-	check(err, "Sendrecv")
+	rankprog.Check(err, "Sendrecv")
 	if string(buf[:st.Count]) != name {
-		fail("rank %d's ProcessorName %q differs from ours %q on one machine", st.Source, buf[:st.Count], name)
+		rankprog.Fail("rank %d's ProcessorName %q differs from ours %q on one machine", st.Source, buf[:st.Count], name)
 	}
 	prev := gorun.Wtime()
 	for i := 0; i < 100000; i++ {
 		now := gorun.Wtime()
 		if now < prev {
-			fail("Wtime went backwards: %v after %v", now, prev)
+			rankprog.Fail("Wtime went backwards: %v after %v", now, prev)
 		}
 		prev = now
 	}
 	a := gorun.Wtime()
-	check(world.Barrier(), "Barrier")
+	rankprog.Check(world.Barrier(), "Barrier")
 	if d := gorun.Wtime() - a; d < 0 {
-		fail("Wtime difference across a Barrier is %v", d)
+		rankprog.Fail("Wtime difference across a Barrier is %v", d)
 	}
 }
 
@@ -185,10 +163,10 @@ func mprobe() {
 	switch world.Rank() {
 	case 1:
 		for i := 0; i < M; i++ {
-			check(world.Send(msg(i), 0, 1), "Send")
+			rankprog.Check(world.Send(msg(i), 0, 1), "Send")
 		}
 		for g := 0; g < G; g++ {
-			check(world.Send(nil, 0, stopTag), "Send stop")
+			rankprog.Check(world.Send(nil, 0, stopTag), "Send stop")
 		}
 	case 0:
 		var mu sync.Mutex
@@ -205,15 +183,15 @@ func mprobe() {
 					if g%2 == 0 {
 						var err error
 						m, st, err = world.Mprobe(1, gorun.AnyTag)
-						check(err, "Mprobe")
+						rankprog.Check(err, "Mprobe")
 					} else {
 						var ok bool
 						var err error
 						m, st, ok, err = world.Improbe(1, gorun.AnyTag)
-						check(err, "Improbe")
+						rankprog.Check(err, "Improbe")
 						if !ok {
 							if m != nil {
-								fail("Improbe returned a Message with ok=false")
+								rankprog.Fail("Improbe returned a Message with ok=false")
 							}
 							continue
 						}
@@ -225,25 +203,25 @@ func mprobe() {
 					} else {
 						var r *gorun.Request
 						r, err = m.Irecv(buf)
-						check(err, "Message.Irecv")
+						rankprog.Check(err, "Message.Irecv")
 						rst, err = r.Wait()
 					}
-					check(err, "Message receive")
+					rankprog.Check(err, "Message receive")
 					if rst != st {
-						fail("received %+v, the probe said %+v", rst, st)
+						rankprog.Fail("received %+v, the probe said %+v", rst, st)
 					}
 					if _, err := m.Recv(buf); !errors.Is(err, gorun.ErrInvalidArg) {
-						fail("a second Recv of a Message: %v, want ErrInvalidArg", err)
+						rankprog.Fail("a second Recv of a Message: %v, want ErrInvalidArg", err)
 					}
 					if r, err := m.Irecv(buf); r != nil || !errors.Is(err, gorun.ErrInvalidArg) {
-						fail("Irecv of a received Message: %v %v, want nil and ErrInvalidArg", r, err)
+						rankprog.Fail("Irecv of a received Message: %v %v, want nil and ErrInvalidArg", r, err)
 					}
 					if st.Tag == stopTag {
 						return
 					}
 					i := int(binary.LittleEndian.Uint32(buf))
 					if i >= M || st.Count != size(i) || !bytes.Equal(buf[:st.Count], msg(i)) {
-						fail("message %d (%d bytes): corrupted or wrong size", i, st.Count)
+						rankprog.Fail("message %d (%d bytes): corrupted or wrong size", i, st.Count)
 					}
 					mu.Lock()
 					seen[i]++
@@ -254,15 +232,15 @@ func mprobe() {
 		wg.Wait()
 		for i, n := range seen {
 			if n != 1 {
-				fail("message %d received %d times, want exactly once", i, n)
+				rankprog.Fail("message %d received %d times, want exactly once", i, n)
 			}
 		}
 		var nilMsg *gorun.Message
 		if _, err := nilMsg.Recv(nil); !errors.Is(err, gorun.ErrInvalidArg) {
-			fail("Recv of a nil Message: %v, want ErrInvalidArg", err)
+			rankprog.Fail("Recv of a nil Message: %v, want ErrInvalidArg", err)
 		}
 		if _, _, ok, err := world.Improbe(1, gorun.AnyTag); ok || err != nil {
-			fail("Improbe after every message was taken: ok=%v err=%v", ok, err)
+			rankprog.Fail("Improbe after every message was taken: ok=%v err=%v", ok, err)
 		}
 	}
 }
@@ -277,7 +255,7 @@ func fatalSend() {
 	err := world.Send([]byte("x"), world.Size(), 0)
 	fmt.Printf("Send returned: %v\n", err)
 	if !errors.Is(err, gorun.ErrInvalidRank) {
-		fail("Send to rank %d of %d: %v, want ErrInvalidRank", world.Size(), world.Size(), err)
+		rankprog.Fail("Send to rank %d of %d: %v, want ErrInvalidRank", world.Size(), world.Size(), err)
 	}
 }
 
@@ -296,23 +274,23 @@ func fatalSlice() {
 // and a context's end in WaitContext.
 func fatalExempt() {
 	r, err := world.Irecv(make([]byte, 4), gorun.AnySource, 99)
-	check(err, "Irecv")
-	check(r.Cancel(), "Cancel")
+	rankprog.Check(err, "Irecv")
+	rankprog.Check(r.Cancel(), "Cancel")
 	if _, err := r.Wait(); !errors.Is(err, gorun.ErrCanceled) {
-		fail("Wait of a cancelled receive: %v", err)
+		rankprog.Fail("Wait of a cancelled receive: %v", err)
 	}
 	if _, err := gorun.WaitAll(r, nil, r); !errors.Is(err, gorun.ErrCanceled) {
-		fail("WaitAll of cancelled receives: %v", err)
+		rankprog.Fail("WaitAll of cancelled receives: %v", err)
 	}
 	r2, err := world.Irecv(make([]byte, 4), gorun.AnySource, 98)
-	check(err, "Irecv")
+	rankprog.Check(err, "Irecv")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 	defer cancel()
 	if _, err := r2.WaitContext(ctx); !errors.Is(err, context.DeadlineExceeded) {
-		fail("WaitContext past its deadline: %v", err)
+		rankprog.Fail("WaitContext past its deadline: %v", err)
 	}
-	check(r2.Cancel(), "Cancel")
-	check(world.Barrier(), "Barrier")
+	rankprog.Check(r2.Cancel(), "Cancel")
+	rankprog.Check(world.Barrier(), "Barrier")
 }
 
 // fatal-peer [CODE]: rank 1 exits with status CODE (default 7) without
@@ -324,7 +302,7 @@ func fatalPeer() {
 	if len(os.Args) > 2 {
 		fmt.Sscan(os.Args[2], &code)
 	}
-	check(world.Barrier(), "Barrier") // both past Init
+	rankprog.Check(world.Barrier(), "Barrier") // both past Init
 	switch world.Rank() {
 	case 1:
 		if code == 0 {
@@ -347,7 +325,7 @@ func ignoreTerm() {
 	if world.Rank() != 0 {
 		signal.Ignore(syscall.SIGTERM)
 	}
-	check(world.Barrier(), "Barrier")
+	rankprog.Check(world.Barrier(), "Barrier")
 	if world.Rank() == 0 {
 		fmt.Println("ready")
 		os.Exit(3)

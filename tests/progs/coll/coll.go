@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/gorun-mpi/gorun"
+	"github.com/gorun-mpi/gorun/tests/progs/internal/rankprog"
 )
 
 func init() {
@@ -33,7 +34,7 @@ func vec(r, n int) []int64 {
 
 func same[T comparable](what string, got, want []T) {
 	if !slices.Equal(got, want) {
-		fail("%s: got %v, want %v", what, got, want)
+		rankprog.Fail("%s: got %v, want %v", what, got, want)
 	}
 }
 
@@ -53,7 +54,7 @@ func all() {
 	comms := []*gorun.Comm{world}
 	if world.Size() > 2 {
 		s, err := world.Split(world.Rank()%2, -world.Rank())
-		check(err, "Split")
+		rankprog.Check(err, "Split")
 		comms = append(comms, s)
 	}
 	for _, c := range comms {
@@ -66,7 +67,7 @@ func all() {
 func allOn(c *gorun.Comm, count int) {
 	n, me := c.Size(), c.Rank()
 	what := func(s string) string { return fmt.Sprintf("%s (size %d, count %d)", s, n, count) }
-	check(c.Barrier(), "Barrier")
+	rankprog.Check(c.Barrier(), "Barrier")
 	sum := func(lo, hi int) []int64 {
 		s := make([]int64, count)
 		for r := lo; r < hi; r++ {
@@ -82,24 +83,24 @@ func allOn(c *gorun.Comm, count int) {
 		if me == root {
 			buf = vec(root, count)
 		}
-		check(gorun.Bcast(c, buf, root), what("Bcast"))
+		rankprog.Check(gorun.Bcast(c, buf, root), what("Bcast"))
 		same(what("Bcast"), buf, vec(root, count))
 		// Reduce, and in place at the root.
 		recv := make([]int64, count)
-		check(gorun.Reduce(c, vec(me, count), recv, gorun.Sum[int64], root), what("Reduce"))
+		rankprog.Check(gorun.Reduce(c, vec(me, count), recv, gorun.Sum[int64], root), what("Reduce"))
 		if me == root {
 			same(what("Reduce"), recv, sum(0, n))
 			recv = vec(me, count)
-			check(gorun.Reduce(c, nil, recv, gorun.Sum[int64], root), what("Reduce in place"))
+			rankprog.Check(gorun.Reduce(c, nil, recv, gorun.Sum[int64], root), what("Reduce in place"))
 			same(what("Reduce in place"), recv, sum(0, n))
 		} else {
-			check(gorun.Reduce(c, vec(me, count), nil, gorun.Sum[int64], root), what("Reduce in place (non-root)"))
+			rankprog.Check(gorun.Reduce(c, vec(me, count), nil, gorun.Sum[int64], root), what("Reduce in place (non-root)"))
 		}
 		// Reduce with a user Op: rank order.
 		aff := make([]int64, 2)
 		aff[0], aff[1] = int64(me+2), int64(me*3+1)
 		res := make([]int64, 2)
-		check(gorun.Reduce(c, aff, res, compose, root), what("Reduce user op"))
+		rankprog.Check(gorun.Reduce(c, aff, res, compose, root), what("Reduce user op"))
 		if me == root {
 			want := []int64{2, 1}
 			for r := 1; r < n; r++ {
@@ -112,7 +113,7 @@ func allOn(c *gorun.Comm, count int) {
 		if me != root {
 			all = nil
 		}
-		check(gorun.Gather(c, vec(me, count), all, root), what("Gather"))
+		rankprog.Check(gorun.Gather(c, vec(me, count), all, root), what("Gather"))
 		if me == root {
 			for r := 0; r < n; r++ {
 				same(what("Gather block"), all[r*count:(r+1)*count], vec(r, count))
@@ -120,15 +121,15 @@ func allOn(c *gorun.Comm, count int) {
 			// In place at root.
 			clear(all)
 			copy(all[root*count:], vec(root, count))
-			check(gorun.Gather(c, nil, all, root), what("Gather in place"))
+			rankprog.Check(gorun.Gather(c, nil, all, root), what("Gather in place"))
 			for r := 0; r < n; r++ {
 				same(what("Gather in place block"), all[r*count:(r+1)*count], vec(r, count))
 			}
 		} else {
-			check(gorun.Gather(c, vec(me, count), nil, root), what("Gather in place (non-root)"))
+			rankprog.Check(gorun.Gather(c, vec(me, count), nil, root), what("Gather in place (non-root)"))
 		}
 		part := make([]int64, count)
-		check(gorun.Scatter(c, all, part, root), what("Scatter"))
+		rankprog.Check(gorun.Scatter(c, all, part, root), what("Scatter"))
 		same(what("Scatter"), part, vec(me, count))
 		// Gatherv / Scatterv with zero counts and gaps.
 		counts, displs := make([]int, n), make([]int, n)
@@ -139,42 +140,42 @@ func allOn(c *gorun.Comm, count int) {
 			off += counts[r] + r%2
 		}
 		gv := make([]int64, off)
-		check(gorun.Gatherv(c, vec(me, counts[me]), gv, counts, displs, root), what("Gatherv"))
+		rankprog.Check(gorun.Gatherv(c, vec(me, counts[me]), gv, counts, displs, root), what("Gatherv"))
 		if me == root {
 			for r := 0; r < n; r++ {
 				same(what("Gatherv block"), gv[displs[r]:displs[r]+counts[r]], vec(r, counts[r]))
 			}
 		}
 		sv := make([]int64, counts[me])
-		check(gorun.Scatterv(c, gv, counts, displs, sv, root), what("Scatterv"))
+		rankprog.Check(gorun.Scatterv(c, gv, counts, displs, sv, root), what("Scatterv"))
 		same(what("Scatterv"), sv, vec(me, counts[me]))
 	}
 	// Allreduce, in place too; a user op in rank order.
 	recv := make([]int64, count)
-	check(gorun.Allreduce(c, vec(me, count), recv, gorun.Sum[int64]), what("Allreduce"))
+	rankprog.Check(gorun.Allreduce(c, vec(me, count), recv, gorun.Sum[int64]), what("Allreduce"))
 	same(what("Allreduce"), recv, sum(0, n))
 	recv = vec(me, count)
-	check(gorun.Allreduce(c, nil, recv, gorun.Sum[int64]), what("Allreduce in place"))
+	rankprog.Check(gorun.Allreduce(c, nil, recv, gorun.Sum[int64]), what("Allreduce in place"))
 	same(what("Allreduce in place"), recv, sum(0, n))
 	mx := []float64{float64(me), -float64(me)}
-	check(gorun.Allreduce(c, nil, mx, gorun.Max[float64]), what("Allreduce Max"))
+	rankprog.Check(gorun.Allreduce(c, nil, mx, gorun.Max[float64]), what("Allreduce Max"))
 	same(what("Allreduce Max"), mx, []float64{float64(n - 1), 0})
 	aff := []int64{int64(me + 2), int64(me*3 + 1)}
-	check(gorun.Allreduce(c, nil, aff, compose), what("Allreduce user op"))
+	rankprog.Check(gorun.Allreduce(c, nil, aff, compose), what("Allreduce user op"))
 	want := []int64{2, 1}
 	for r := 1; r < n; r++ {
 		compose(want, []int64{int64(r + 2), int64(r*3 + 1)})
 	}
 	same(what("Allreduce user op (rank order)"), aff, want)
 	// Scan and Exscan.
-	check(gorun.Scan(c, vec(me, count), recv, gorun.Sum[int64]), what("Scan"))
+	rankprog.Check(gorun.Scan(c, vec(me, count), recv, gorun.Sum[int64]), what("Scan"))
 	same(what("Scan"), recv, sum(0, me+1))
 	marker := make([]int64, count)
 	for i := range marker {
 		marker[i] = -7
 	}
 	ex := slices.Clone(marker)
-	check(gorun.Exscan(c, vec(me, count), ex, gorun.Sum[int64]), what("Exscan"))
+	rankprog.Check(gorun.Exscan(c, vec(me, count), ex, gorun.Sum[int64]), what("Exscan"))
 	if me == 0 {
 		same(what("Exscan rank 0 untouched"), ex, marker)
 	} else {
@@ -186,25 +187,25 @@ func allOn(c *gorun.Comm, count int) {
 		big[i] = val(me, i)
 	}
 	blk := make([]int64, count)
-	check(gorun.ReduceScatterBlock(c, big, blk, gorun.Sum[int64]), what("ReduceScatterBlock"))
+	rankprog.Check(gorun.ReduceScatterBlock(c, big, blk, gorun.Sum[int64]), what("ReduceScatterBlock"))
 	for i := range blk {
 		w := int64(0)
 		for r := 0; r < n; r++ {
 			w += val(r, me*count+i)
 		}
 		if blk[i] != w {
-			fail("%s: element %d = %d, want %d", what("ReduceScatterBlock"), i, blk[i], w)
+			rankprog.Fail("%s: element %d = %d, want %d", what("ReduceScatterBlock"), i, blk[i], w)
 		}
 	}
 	// Allgather, in place too; Allgatherv.
 	ag := make([]int64, n*count)
-	check(gorun.Allgather(c, vec(me, count), ag), what("Allgather"))
+	rankprog.Check(gorun.Allgather(c, vec(me, count), ag), what("Allgather"))
 	for r := 0; r < n; r++ {
 		same(what("Allgather block"), ag[r*count:(r+1)*count], vec(r, count))
 	}
 	clear(ag)
 	copy(ag[me*count:], vec(me, count))
-	check(gorun.Allgather(c, nil, ag), what("Allgather in place"))
+	rankprog.Check(gorun.Allgather(c, nil, ag), what("Allgather in place"))
 	for r := 0; r < n; r++ {
 		same(what("Allgather in place block"), ag[r*count:(r+1)*count], vec(r, count))
 	}
@@ -216,7 +217,7 @@ func allOn(c *gorun.Comm, count int) {
 		off += counts[r] + 2
 	}
 	agv := make([]int64, off)
-	check(gorun.Allgatherv(c, vec(me, counts[me]), agv, counts, displs), what("Allgatherv"))
+	rankprog.Check(gorun.Allgatherv(c, vec(me, counts[me]), agv, counts, displs), what("Allgatherv"))
 	for r := 0; r < n; r++ {
 		same(what("Allgatherv block"), agv[displs[r]:displs[r]+counts[r]], vec(r, counts[r]))
 	}
@@ -226,12 +227,12 @@ func allOn(c *gorun.Comm, count int) {
 		send = append(send, vec(me*100+d, count)...)
 	}
 	a2a := make([]int64, n*count)
-	check(gorun.Alltoall(c, send, a2a), what("Alltoall"))
+	rankprog.Check(gorun.Alltoall(c, send, a2a), what("Alltoall"))
 	for s := 0; s < n; s++ {
 		same(what("Alltoall block"), a2a[s*count:(s+1)*count], vec(s*100+me, count))
 	}
 	copy(a2a, send)
-	check(gorun.Alltoall(c, nil, a2a), what("Alltoall in place"))
+	rankprog.Check(gorun.Alltoall(c, nil, a2a), what("Alltoall in place"))
 	for s := 0; s < n; s++ {
 		same(what("Alltoall in place block"), a2a[s*count:(s+1)*count], vec(s*100+me, count))
 	}
@@ -249,7 +250,7 @@ func allOn(c *gorun.Comm, count int) {
 		copy(sv[sds[d]:], vec(me*100+d, scs[d]))
 	}
 	rv := make([]int64, ro)
-	check(gorun.Alltoallv(c, sv, scs, sds, rv, rcs, rds), what("Alltoallv"))
+	rankprog.Check(gorun.Alltoallv(c, sv, scs, sds, rv, rcs, rds), what("Alltoallv"))
 	for s := 0; s < n; s++ {
 		same(what("Alltoallv block"), rv[rds[s]:rds[s]+rcs[s]], vec(s*100+me, rcs[s]))
 	}
@@ -261,7 +262,7 @@ func args() {
 	buf := make([]int32, 4)
 	isErr := func(err, want error, what string) {
 		if !errors.Is(err, want) {
-			fail("%s: got %v, want %v", what, err, want)
+			rankprog.Fail("%s: got %v, want %v", what, err, want)
 		}
 	}
 	isErr(gorun.Bcast(world, buf, n), gorun.ErrInvalidRank, "Bcast root n")
@@ -308,17 +309,17 @@ func args() {
 	isErr(err, gorun.ErrInvalidComm, "Dup of nil")
 	isErr(nilComm.Free(), gorun.ErrInvalidComm, "Free of nil")
 	d, err := world.Dup()
-	check(err, "Dup")
-	check(d.Free(), "Free")
+	rankprog.Check(err, "Dup")
+	rankprog.Check(d.Free(), "Free")
 	isErr(gorun.Allreduce(d, buf, make([]int32, 4), gorun.Sum[int32]), gorun.ErrInvalidComm, "Allreduce on freed")
 	if _, err := gorun.Ibarrier(d); !errors.Is(err, gorun.ErrInvalidComm) {
-		fail("Ibarrier on a freed comm: %v", err)
+		rankprog.Fail("Ibarrier on a freed comm: %v", err)
 	}
 	// Nothing was sent: a collective still works.
 	v := []int32{1}
-	check(gorun.Allreduce(world, nil, v, gorun.Sum[int32]), "Allreduce after errors")
+	rankprog.Check(gorun.Allreduce(world, nil, v, gorun.Sum[int32]), "Allreduce after errors")
 	if int(v[0]) != n {
-		fail("Allreduce after errors: %d, want %d", v[0], n)
+		rankprog.Fail("Allreduce after errors: %d, want %d", v[0], n)
 	}
 }
 
@@ -337,12 +338,12 @@ func nonblocking() {
 	n, me := world.Size(), world.Rank()
 	wbuf := make([]byte, 8)
 	wild, err := world.Irecv(wbuf, gorun.AnySource, gorun.AnyTag)
-	check(err, "wildcard Irecv")
+	rankprog.Check(err, "wildcard Irecv")
 	for iter := 0; iter < 20; iter++ {
 		bar, err := gorun.Ibarrier(world)
-		check(err, "Ibarrier")
+		rankprog.Check(err, "Ibarrier")
 		if err := bar.Cancel(); err == nil || !strings.Contains(err.Error(), "collective") {
-			fail("Cancel of an Ibarrier returned %v; want an error naming the collective (it cannot be cancelled)", err)
+			rankprog.Fail("Cancel of an Ibarrier returned %v; want an error naming the collective (it cannot be cancelled)", err)
 		}
 		bc := make([]float64, 300)
 		if me == iter%n {
@@ -351,23 +352,23 @@ func nonblocking() {
 			}
 		}
 		rb, err := gorun.Ibcast(world, bc, iter%n)
-		check(err, "Ibcast")
+		rankprog.Check(err, "Ibcast")
 		ar := []int64{int64(me), 1}
 		ra, err := gorun.Iallreduce(world, nil, ar, gorun.Sum[int64])
-		check(err, "Iallreduce")
+		rankprog.Check(err, "Iallreduce")
 		red := make([]int32, 2)
 		rr, err := gorun.Ireduce(world, []int32{int32(me), 2}, red, gorun.Sum[int32], 0)
-		check(err, "Ireduce")
+		rankprog.Check(err, "Ireduce")
 		ag := make([]uint16, n)
 		rg, err := gorun.Iallgather(world, []uint16{uint16(me)}, ag)
-		check(err, "Iallgather")
+		rankprog.Check(err, "Iallgather")
 		a2 := make([]int8, n)
 		s2 := make([]int8, n)
 		for d := range s2 {
 			s2[d] = int8(me*10 + d)
 		}
 		rt, err := gorun.Ialltoall(world, s2, a2)
-		check(err, "Ialltoall")
+		rankprog.Check(err, "Ialltoall")
 		reqs := []*gorun.Request{bar, rb, ra, rr, rg, rt}
 		// Complete in an order that differs by rank and iteration.
 		k := (me + iter) % len(reqs)
@@ -378,7 +379,7 @@ func nonblocking() {
 		if iter%3 == 0 {
 			for {
 				i, _, err := gorun.WaitAny(reqs...)
-				check(err, "WaitAny")
+				rankprog.Check(err, "WaitAny")
 				if i < 0 {
 					break
 				}
@@ -386,12 +387,12 @@ func nonblocking() {
 		} else {
 			for _, r := range order {
 				_, err := r.Wait()
-				check(err, "Wait")
+				rankprog.Check(err, "Wait")
 			}
 		}
 		for i := range bc {
 			if bc[i] != float64(iter+i) {
-				fail("Ibcast iteration %d: element %d = %v", iter, i, bc[i])
+				rankprog.Fail("Ibcast iteration %d: element %d = %v", iter, i, bc[i])
 			}
 		}
 		same("Iallreduce", ar, []int64{int64(n * (n - 1) / 2), int64(n)})
@@ -400,19 +401,19 @@ func nonblocking() {
 		}
 		for r := 0; r < n; r++ {
 			if ag[r] != uint16(r) || a2[r] != int8(r*10+me) {
-				fail("Iallgather/Ialltoall iteration %d: %v %v", iter, ag, a2)
+				rankprog.Fail("Iallgather/Ialltoall iteration %d: %v %v", iter, ag, a2)
 			}
 		}
 		if _, done, _ := wild.Test(); done {
-			fail("the wildcard receive took a collective's message")
+			rankprog.Fail("the wildcard receive took a collective's message")
 		}
 	}
-	check(world.Barrier(), "Barrier") // everyone has checked the wildcard
-	check(world.Send([]byte("p2p"), (me+1)%n, 77), "send")
+	rankprog.Check(world.Barrier(), "Barrier") // everyone has checked the wildcard
+	rankprog.Check(world.Send([]byte("p2p"), (me+1)%n, 77), "send")
 	st, err := wild.Wait()
-	check(err, "wildcard Wait")
+	rankprog.Check(err, "wildcard Wait")
 	if st.Tag != 77 || string(wbuf[:st.Count]) != "p2p" || st.Source != (me+n-1)%n {
-		fail("wildcard got %+v %q", st, wbuf[:st.Count])
+		rankprog.Fail("wildcard got %+v %q", st, wbuf[:st.Count])
 	}
 }
 
@@ -423,7 +424,7 @@ func goroutines() {
 	var comms []*gorun.Comm
 	for k := 0; k < 4; k++ {
 		s, err := world.Split(me%(k+1), me)
-		check(err, "Split")
+		rankprog.Check(err, "Split")
 		comms = append(comms, s)
 	}
 	var wg sync.WaitGroup
@@ -433,14 +434,14 @@ func goroutines() {
 			defer wg.Done()
 			for it := 0; it < 100; it++ {
 				v := []int64{int64(c.Rank()), int64(k)}
-				check(gorun.Allreduce(c, nil, v, gorun.Sum[int64]), "Allreduce")
+				rankprog.Check(gorun.Allreduce(c, nil, v, gorun.Sum[int64]), "Allreduce")
 				m := c.Size()
 				if v[0] != int64(m*(m-1)/2) || v[1] != int64(k*m) {
-					fail("split %d iteration %d: %v", k, it, v)
+					rankprog.Fail("split %d iteration %d: %v", k, it, v)
 				}
 				b := []int32{int32(it)}
-				check(gorun.Bcast(c, b, it%m), "Bcast")
-				check(c.Barrier(), "Barrier")
+				rankprog.Check(gorun.Bcast(c, b, it%m), "Bcast")
+				rankprog.Check(c.Barrier(), "Barrier")
 			}
 		}()
 	}
@@ -460,18 +461,18 @@ func stress() {
 				b[i] = int32(it + i)
 			}
 		}
-		check(gorun.Bcast(world, b, root), "Bcast")
+		rankprog.Check(gorun.Bcast(world, b, root), "Bcast")
 		r := make([]int32, count)
-		check(gorun.Reduce(world, b, r, gorun.Sum[int32], (root+1)%n), "Reduce")
+		rankprog.Check(gorun.Reduce(world, b, r, gorun.Sum[int32], (root+1)%n), "Reduce")
 		if me == (root+1)%n {
 			for i := range r {
 				if r[i] != int32(n*(it+i)) {
-					fail("iteration %d: Reduce element %d = %d", it, i, r[i])
+					rankprog.Fail("iteration %d: Reduce element %d = %d", it, i, r[i])
 				}
 			}
 		}
 		if it%10 == 0 {
-			check(gorun.Allreduce(world, nil, r[:1], gorun.Max[int32]), "Allreduce")
+			rankprog.Check(gorun.Allreduce(world, nil, r[:1], gorun.Max[int32]), "Allreduce")
 		}
 	}
 }
@@ -486,13 +487,13 @@ func determinism() {
 			v[i] = math.Pow(10, float64((me*7+i)%17-8)) * (1 + float64(me)/3)
 		}
 		out := make([]float64, count)
-		check(gorun.Allreduce(world, v, out, gorun.Sum[float64]), "Allreduce")
+		rankprog.Check(gorun.Allreduce(world, v, out, gorun.Sum[float64]), "Allreduce")
 		bits := make([]uint64, count)
 		for i := range out {
 			bits[i] = math.Float64bits(out[i])
 		}
 		all := make([]uint64, n*count)
-		check(gorun.Allgather(world, bits, all), "Allgather")
+		rankprog.Check(gorun.Allgather(world, bits, all), "Allgather")
 		for r := 0; r < n; r++ {
 			same(fmt.Sprintf("Allreduce bits of rank %d vs rank %d (count %d)", r, me, count), all[r*count:(r+1)*count], bits)
 		}

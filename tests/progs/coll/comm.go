@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/gorun-mpi/gorun"
+	"github.com/gorun-mpi/gorun/tests/progs/internal/rankprog"
 )
 
 func init() {
@@ -23,12 +24,12 @@ func split() {
 	// A wildcard receive on the world posted first must not see split traffic.
 	wbuf := make([]byte, 4)
 	wreq, err := world.Irecv(wbuf, gorun.AnySource, gorun.AnyTag)
-	check(err, "world Irecv")
+	rankprog.Check(err, "world Irecv")
 	s, err := world.Split(color, n-me) // reversed order within a color
-	check(err, "Split")
+	rankprog.Check(err, "Split")
 	if color == gorun.Undefined {
 		if s != nil {
-			fail("Split with Undefined gave a communicator")
+			rankprog.Fail("Split with Undefined gave a communicator")
 		}
 	} else {
 		var members []int
@@ -38,60 +39,60 @@ func split() {
 			}
 		}
 		if s.Size() != len(members) || members[s.Rank()] != me {
-			fail("split color %d: rank %d size %d; want position of %d in %v", color, s.Rank(), s.Size(), me, members)
+			rankprog.Fail("split color %d: rank %d size %d; want position of %d in %v", color, s.Rank(), s.Size(), me, members)
 		}
 		// Ring inside the split: Status.Source is the split rank.
 		k := s.Size()
 		next, prev := (s.Rank()+1)%k, (s.Rank()+k-1)%k
 		buf := make([]byte, 8)
 		st, err := s.Sendrecv([]byte{byte(me)}, next, 5, buf, gorun.AnySource, gorun.AnyTag)
-		check(err, "split Sendrecv")
+		rankprog.Check(err, "split Sendrecv")
 		if st.Source != prev || buf[0] != byte(members[prev]) || st.Tag != 5 {
-			fail("split ring: got %v from %d tag %d; want world rank %d from split rank %d", buf[0], st.Source, st.Tag, members[prev], prev)
+			rankprog.Fail("split ring: got %v from %d tag %d; want world rank %d from split rank %d", buf[0], st.Source, st.Tag, members[prev], prev)
 		}
 		if err := s.Send(nil, k, 0); !errors.Is(err, gorun.ErrInvalidRank) {
-			fail("send to rank %d of a %d-rank split: %v; want ErrInvalidRank", k, k, err)
+			rankprog.Fail("send to rank %d of a %d-rank split: %v; want ErrInvalidRank", k, k, err)
 		}
-		check(s.Barrier(), "split Barrier")
+		rankprog.Check(s.Barrier(), "split Barrier")
 		// A Dup of the split, then a split of the split.
 		d, err := s.Dup()
-		check(err, "Dup of split")
+		rankprog.Check(err, "Dup of split")
 		if d.Size() != k || d.Rank() != s.Rank() {
-			fail("dup of split: rank %d size %d", d.Rank(), d.Size())
+			rankprog.Fail("dup of split: rank %d size %d", d.Rank(), d.Size())
 		}
 		ss, err := d.Split(0, d.Rank())
-		check(err, "split of dup")
-		check(ss.Barrier(), "barrier of split of dup")
-		check(ss.Free(), "Free")
-		check(d.Free(), "Free")
-		check(s.Free(), "Free")
+		rankprog.Check(err, "split of dup")
+		rankprog.Check(ss.Barrier(), "barrier of split of dup")
+		rankprog.Check(ss.Free(), "Free")
+		rankprog.Check(d.Free(), "Free")
+		rankprog.Check(s.Free(), "Free")
 		if err := s.Send(nil, 0, 0); !errors.Is(err, gorun.ErrInvalidComm) {
-			fail("Send on a freed comm: %v; want ErrInvalidComm", err)
+			rankprog.Fail("Send on a freed comm: %v; want ErrInvalidComm", err)
 		}
 		if _, err := s.Dup(); !errors.Is(err, gorun.ErrInvalidComm) {
-			fail("Dup of a freed comm: %v; want ErrInvalidComm", err)
+			rankprog.Fail("Dup of a freed comm: %v; want ErrInvalidComm", err)
 		}
 	}
 	if err := world.Free(); !errors.Is(err, gorun.ErrInvalidComm) {
-		fail("Free(world): %v; want ErrInvalidComm", err)
+		rankprog.Fail("Free(world): %v; want ErrInvalidComm", err)
 	}
 	var nilComm *gorun.Comm
 	if _, err := nilComm.Split(0, 0); !errors.Is(err, gorun.ErrInvalidComm) {
-		fail("Split of nil: %v; want ErrInvalidComm", err)
+		rankprog.Fail("Split of nil: %v; want ErrInvalidComm", err)
 	}
 	// SplitShared: one machine, so everyone, in key order.
 	sh, err := world.SplitShared(-me)
-	check(err, "SplitShared")
+	rankprog.Check(err, "SplitShared")
 	if sh.Size() != n || sh.Rank() != n-1-me {
-		fail("SplitShared: rank %d size %d; want %d of %d", sh.Rank(), sh.Size(), n-1-me, n)
+		rankprog.Fail("SplitShared: rank %d size %d; want %d of %d", sh.Rank(), sh.Size(), n-1-me, n)
 	}
-	check(sh.Free(), "Free shared")
+	rankprog.Check(sh.Free(), "Free shared")
 	// The world's wildcard receive still gets the world message.
-	check(world.Send([]byte{byte(me)}, (me+1)%n, 9), "world send")
+	rankprog.Check(world.Send([]byte{byte(me)}, (me+1)%n, 9), "world send")
 	st, err := wreq.Wait()
-	check(err, "world wildcard")
+	rankprog.Check(err, "world wildcard")
 	if st.Source != (me+n-1)%n || st.Tag != 9 {
-		fail("world wildcard got source %d tag %d; want %d tag 9", st.Source, st.Tag, (me+n-1)%n)
+		rankprog.Fail("world wildcard got source %d tag %d; want %d tag 9", st.Source, st.Tag, (me+n-1)%n)
 	}
 }
 
@@ -101,9 +102,9 @@ func split() {
 func concurrentDup() {
 	n, me := world.Size(), world.Rank()
 	a, err := world.Dup()
-	check(err, "Dup")
+	rankprog.Check(err, "Dup")
 	b, err := world.Split(0, me)
-	check(err, "Split")
+	rankprog.Check(err, "Split")
 	parents := []*gorun.Comm{world, a, b}
 	for iter := 0; iter < 50; iter++ {
 		out := make([]*gorun.Comm, len(parents))
@@ -117,7 +118,7 @@ func concurrentDup() {
 			go func() {
 				defer wg.Done()
 				d, err := parents[i].Dup()
-				check(err, "concurrent Dup")
+				rankprog.Check(err, "concurrent Dup")
 				out[i] = d
 			}()
 		}
@@ -127,20 +128,20 @@ func concurrentDup() {
 			sends.Add(1)
 			go func() {
 				defer sends.Done()
-				check(d.Send([]byte{byte(i), byte(iter)}, (me+1)%n, 3), "ring send")
+				rankprog.Check(d.Send([]byte{byte(i), byte(iter)}, (me+1)%n, 3), "ring send")
 			}()
 		}
 		for i, d := range out {
 			buf := make([]byte, 2)
 			_, err := d.Recv(buf, (me+n-1)%n, 3)
-			check(err, "ring recv")
+			rankprog.Check(err, "ring recv")
 			if buf[0] != byte(i) || buf[1] != byte(iter) {
-				fail("iteration %d comm %d got message %v: contexts mixed", iter, i, buf)
+				rankprog.Fail("iteration %d comm %d got message %v: contexts mixed", iter, i, buf)
 			}
 		}
 		sends.Wait()
 		for _, d := range out {
-			check(d.Free(), "Free")
+			rankprog.Check(d.Free(), "Free")
 		}
 	}
 }

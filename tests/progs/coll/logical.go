@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/gorun-mpi/gorun"
+	"github.com/gorun-mpi/gorun/tests/progs/internal/rankprog"
 )
 
 func init() { modes["logical"] = logical }
@@ -51,31 +52,31 @@ func logical() {
 		what := func(call string) string { return fmt.Sprintf("%s %s on rank %d of %d", call, o.name, me, n) }
 		send := input(me)
 		recv := make([]int32, 6)
-		check(gorun.Allreduce(world, send, recv, o.op), "Allreduce")
+		rankprog.Check(gorun.Allreduce(world, send, recv, o.op), "Allreduce")
 		same(what("Allreduce"), recv, want(0, n))
 		same(what("Allreduce's send"), send, input(me))
 		recv = input(me)
-		check(gorun.Allreduce(world, nil, recv, o.op), "Allreduce")
+		rankprog.Check(gorun.Allreduce(world, nil, recv, o.op), "Allreduce")
 		same(what("Allreduce in place"), recv, want(0, n))
 		root := n - 1
 		recv = make([]int32, 6)
-		check(gorun.Reduce(world, send, recv, o.op, root), "Reduce")
+		rankprog.Check(gorun.Reduce(world, send, recv, o.op, root), "Reduce")
 		if me == root {
 			same(what("Reduce"), recv, want(0, n))
 			recv = input(me)
-			check(gorun.Reduce(world, nil, recv, o.op, root), "Reduce")
+			rankprog.Check(gorun.Reduce(world, nil, recv, o.op, root), "Reduce")
 			same(what("Reduce in place"), recv, want(0, n))
 		} else {
-			check(gorun.Reduce(world, send, nil, o.op, root), "Reduce")
+			rankprog.Check(gorun.Reduce(world, send, nil, o.op, root), "Reduce")
 		}
 		recv = make([]int32, 6)
-		check(gorun.Scan(world, send, recv, o.op), "Scan")
+		rankprog.Check(gorun.Scan(world, send, recv, o.op), "Scan")
 		same(what("Scan"), recv, want(0, me+1))
 		recv = input(me)
-		check(gorun.Scan(world, nil, recv, o.op), "Scan")
+		rankprog.Check(gorun.Scan(world, nil, recv, o.op), "Scan")
 		same(what("Scan in place"), recv, want(0, me+1))
 		recv = input(me)
-		check(gorun.Exscan(world, nil, recv, o.op), "Exscan")
+		rankprog.Check(gorun.Exscan(world, nil, recv, o.op), "Exscan")
 		if me == 0 {
 			same(what("Exscan in place (untouched)"), recv, input(me))
 		} else {
@@ -84,7 +85,7 @@ func logical() {
 		same(what("Scan's send"), send, input(me))
 		blocks := slices.Repeat(send, n)
 		recv = make([]int32, 6)
-		check(gorun.ReduceScatterBlock(world, blocks, recv, o.op), "ReduceScatterBlock")
+		rankprog.Check(gorun.ReduceScatterBlock(world, blocks, recv, o.op), "ReduceScatterBlock")
 		same(what("ReduceScatterBlock"), recv, want(0, n))
 		same(what("ReduceScatterBlock's send"), blocks, slices.Repeat(input(me), n))
 	}

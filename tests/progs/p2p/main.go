@@ -15,20 +15,10 @@ import (
 
 	"github.com/gorun-mpi/gorun"
 	"github.com/gorun-mpi/gorun/jobenv"
+	"github.com/gorun-mpi/gorun/tests/progs/internal/rankprog"
 )
 
 var world *gorun.Comm
-
-func fail(format string, a ...any) {
-	fmt.Fprintf(os.Stderr, "rank %d: %s\n", world.Rank(), fmt.Sprintf(format, a...))
-	os.Exit(1)
-}
-
-func check(err error, what string) {
-	if err != nil {
-		fail("%s: %v", what, err)
-	}
-}
 
 // pattern is the content of message i of n bytes from src.
 func pattern(n, src, i int) []byte {
@@ -42,25 +32,16 @@ func pattern(n, src, i int) []byte {
 var sizes = []int{0, 1, 100, 4095, 4096, 4097, 8192, 32 << 10, 100 << 10, 1 << 20, 3, 0, 4 << 20, 7}
 
 func main() {
-	var err error
-	world, err = gorun.Init()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "Init:", err)
-		os.Exit(1)
-	}
-	mode := os.Args[1]
-	modes := map[string]func(){
+	var mode string
+	var f func()
+	world, mode, f = rankprog.Start("p2p", map[string]func(){
 		"order": order, "wildcard": wildcard, "probe": probe, "trunc": trunc, "ssend": ssend,
 		"cancel": cancel, "dup": dup, "goroutines": goroutines, "flood": flood, "alltoall": alltoall,
 		"peerlost": peerlost, "args": args, "finalize": finalize, "finalizesends": finalizeSends,
-	}
-	f, ok := modes[mode]
-	if !ok {
-		fail("unknown mode %q", mode)
-	}
+	})
 	f()
 	if mode != "finalize" && mode != "finalizesends" {
-		check(gorun.Finalize(), "Finalize")
+		rankprog.Check(gorun.Finalize(), "Finalize")
 	}
 	if world.Rank() == 0 {
 		fmt.Println(mode, "ok")
@@ -76,10 +57,10 @@ func order() {
 		for i, n := range sizes {
 			var err error
 			reqs[i], err = world.Isend(pattern(n, 0, i), 1, 42)
-			check(err, "Isend")
+			rankprog.Check(err, "Isend")
 		}
 		_, err := gorun.WaitAll(reqs...)
-		check(err, "WaitAll")
+		rankprog.Check(err, "WaitAll")
 	case 1:
 		time.Sleep(200 * time.Millisecond)
 		buf := make([]byte, 5<<20)
@@ -89,9 +70,9 @@ func order() {
 				src = gorun.AnySource
 			}
 			st, err := world.Recv(buf, src, 42)
-			check(err, "Recv")
+			rankprog.Check(err, "Recv")
 			if st.Count != n || st.Source != 0 || st.Tag != 42 || !bytes.Equal(buf[:n], pattern(n, 0, i)) {
-				fail("message %d: status %+v, want %d bytes of message %d (non-overtaking broken)", i, st, n, i)
+				rankprog.Fail("message %d: status %+v, want %d bytes of message %d (non-overtaking broken)", i, st, n, i)
 			}
 		}
 	}
@@ -103,7 +84,7 @@ func wildcard() {
 	if world.Rank() != 0 {
 		for i := 0; i < per; i++ {
 			n := (i * 997) % 9000
-			check(world.Send(pattern(n, world.Rank(), i), 0, 100+i%3), "Send")
+			rankprog.Check(world.Send(pattern(n, world.Rank(), i), 0, 100+i%3), "Send")
 		}
 		return
 	}
@@ -111,12 +92,12 @@ func wildcard() {
 	buf := make([]byte, 9000)
 	for k := 0; k < per*(world.Size()-1); k++ {
 		st, err := world.Recv(buf, gorun.AnySource, gorun.AnyTag)
-		check(err, "Recv")
+		rankprog.Check(err, "Recv")
 		i := next[st.Source]
 		next[st.Source]++
 		n := (i * 997) % 9000
 		if st.Tag != 100+i%3 || st.Count != n || !bytes.Equal(buf[:n], pattern(n, st.Source, i)) {
-			fail("wildcard receive %d: status %+v, want message %d of rank %d (%d bytes, tag %d)", k, st, i, st.Source, n, 100+i%3)
+			rankprog.Fail("wildcard receive %d: status %+v, want message %d of rank %d (%d bytes, tag %d)", k, st, i, st.Source, n, 100+i%3)
 		}
 	}
 }
@@ -126,31 +107,31 @@ func probe() {
 	switch world.Rank() {
 	case 1:
 		a, err := world.Isend(pattern(200000, 1, 0), 0, 5)
-		check(err, "Isend")
+		rankprog.Check(err, "Isend")
 		b, err := world.Isend(pattern(10, 1, 1), 0, 6)
-		check(err, "Isend")
+		rankprog.Check(err, "Isend")
 		_, err = gorun.WaitAll(a, b)
-		check(err, "WaitAll")
+		rankprog.Check(err, "WaitAll")
 	case 0:
 		st, err := world.Probe(gorun.AnySource, 6)
-		check(err, "Probe")
+		rankprog.Check(err, "Probe")
 		if st.Source != 1 || st.Tag != 6 || st.Count != 10 {
-			fail("Probe(AnySource, 6) = %+v, want source 1 tag 6 count 10", st)
+			rankprog.Fail("Probe(AnySource, 6) = %+v, want source 1 tag 6 count 10", st)
 		}
 		st, err = world.Probe(1, gorun.AnyTag)
-		check(err, "Probe")
+		rankprog.Check(err, "Probe")
 		if st.Tag != 5 || st.Count != 200000 {
-			fail("Probe(1, AnyTag) = %+v, want the earlier message: tag 5, 200000 bytes", st)
+			rankprog.Fail("Probe(1, AnyTag) = %+v, want the earlier message: tag 5, 200000 bytes", st)
 		}
 		buf := make([]byte, st.Count)
 		if _, err := world.Recv(buf, st.Source, st.Tag); err != nil || !bytes.Equal(buf, pattern(200000, 1, 0)) {
-			fail("Recv after Probe: %v", err)
+			rankprog.Fail("Recv after Probe: %v", err)
 		}
 		if _, ok, err := world.Iprobe(1, 5); ok || err != nil {
-			fail("Iprobe sees a received message (ok=%v err=%v)", ok, err)
+			rankprog.Fail("Iprobe sees a received message (ok=%v err=%v)", ok, err)
 		}
 		_, err = world.Recv(buf, 1, 6)
-		check(err, "Recv")
+		rankprog.Check(err, "Recv")
 	}
 }
 
@@ -160,24 +141,24 @@ func trunc() {
 	switch world.Rank() {
 	case 0:
 		for i, n := range lens {
-			check(world.Send(pattern(n, 0, i), 1, 1), "Send of a message the receiver truncates")
-			check(world.Send([]byte("after"), 1, 2), "Send after truncation")
+			rankprog.Check(world.Send(pattern(n, 0, i), 1, 1), "Send of a message the receiver truncates")
+			rankprog.Check(world.Send([]byte("after"), 1, 2), "Send after truncation")
 		}
 	case 1:
 		for i, n := range lens {
 			buf := make([]byte, 64)
 			st, err := world.Recv(buf, 0, 1)
 			if !errors.Is(err, gorun.ErrTruncate) || st.Count != 64 || !bytes.Equal(buf, pattern(n, 0, i)[:64]) {
-				fail("truncated receive of %d bytes: status %+v err %v", n, st, err)
+				rankprog.Fail("truncated receive of %d bytes: status %+v err %v", n, st, err)
 			}
 			for _, want := range []string{fmt.Sprint(n), "64", "rank 0", "tag 1"} {
 				if !bytes.Contains([]byte(err.Error()), []byte(want)) {
-					fail("truncation error %q does not mention %q", err, want)
+					rankprog.Fail("truncation error %q does not mention %q", err, want)
 				}
 			}
 			st, err = world.Recv(buf, 0, 2)
 			if err != nil || string(buf[:st.Count]) != "after" {
-				fail("receive after truncation: %+v %v", st, err)
+				rankprog.Fail("receive after truncation: %+v %v", st, err)
 			}
 		}
 	}
@@ -199,17 +180,17 @@ func ssend() {
 			}()
 			time.Sleep(300 * time.Millisecond)
 			if returned.Load() {
-				fail("Ssend of %d bytes returned before the receiver posted its receive", n)
+				rankprog.Fail("Ssend of %d bytes returned before the receiver posted its receive", n)
 			}
-			check(world.Send(nil, 1, 6), "Send go")
-			check(<-done, "Ssend")
+			rankprog.Check(world.Send(nil, 1, 6), "Send go")
+			rankprog.Check(<-done, "Ssend")
 		case 1:
 			_, err := world.Recv(nil, 0, 6)
-			check(err, "Recv go")
+			rankprog.Check(err, "Recv go")
 			buf := make([]byte, n)
 			st, err := world.Recv(buf, 0, 5)
 			if err != nil || st.Count != n || !bytes.Equal(buf, pattern(n, 0, n)) {
-				fail("receive of the blocking Ssend: %+v %v", st, err)
+				rankprog.Fail("receive of the blocking Ssend: %+v %v", st, err)
 			}
 		}
 	}
@@ -221,23 +202,23 @@ func issend() {
 		switch world.Rank() {
 		case 0:
 			r, err := world.Issend(pattern(n, 0, n), 1, 3)
-			check(err, "Issend")
+			rankprog.Check(err, "Issend")
 			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 			_, err = r.WaitContext(ctx)
 			cancel()
 			if !errors.Is(err, context.DeadlineExceeded) {
-				fail("Issend of %d bytes completed before the receiver posted its receive (err %v)", n, err)
+				rankprog.Fail("Issend of %d bytes completed before the receiver posted its receive (err %v)", n, err)
 			}
-			check(world.Send(nil, 1, 4), "Send go")
+			rankprog.Check(world.Send(nil, 1, 4), "Send go")
 			_, err = r.Wait()
-			check(err, "Issend Wait")
+			rankprog.Check(err, "Issend Wait")
 		case 1:
 			_, err := world.Recv(nil, 0, 4)
-			check(err, "Recv go")
+			rankprog.Check(err, "Recv go")
 			buf := make([]byte, n)
 			st, err := world.Recv(buf, 0, 3)
 			if err != nil || st.Count != n || !bytes.Equal(buf, pattern(n, 0, n)) {
-				fail("receive of the Ssend: %+v %v", st, err)
+				rankprog.Fail("receive of the Ssend: %+v %v", st, err)
 			}
 		}
 	}
@@ -250,47 +231,47 @@ func cancel() {
 	case 0:
 		buf := []byte("untouched")
 		r, err := world.Irecv(buf, 1, 9)
-		check(err, "Irecv")
-		check(r.Cancel(), "Cancel")
+		rankprog.Check(err, "Irecv")
+		rankprog.Check(r.Cancel(), "Cancel")
 		if _, err := r.Wait(); !errors.Is(err, gorun.ErrCanceled) {
-			fail("Wait after Cancel: %v, want ErrCanceled", err)
+			rankprog.Fail("Wait after Cancel: %v, want ErrCanceled", err)
 		}
 		st, err := r.Wait()
 		if !errors.Is(err, gorun.ErrCanceled) || st != (gorun.Status{}) {
-			fail("second Wait after Cancel: %+v %v", st, err)
+			rankprog.Fail("second Wait after Cancel: %+v %v", st, err)
 		}
-		check(world.Send(nil, 1, 1), "Send go")
+		rankprog.Check(world.Send(nil, 1, 1), "Send go")
 		b2 := make([]byte, 16)
 		st, err = world.Recv(b2, 1, 9)
 		if err != nil || string(b2[:st.Count]) != "payload" || string(buf) != "untouched" {
-			fail("after cancel: %+v %v %q %q", st, err, b2, buf)
+			rankprog.Fail("after cancel: %+v %v %q %q", st, err, b2, buf)
 		}
 		s, err := world.Isend(nil, 1, 2)
-		check(err, "Isend")
+		rankprog.Check(err, "Isend")
 		if s.Cancel() == nil {
-			fail("Cancel of a send request returned nil")
+			rankprog.Fail("Cancel of a send request returned nil")
 		}
 		_, err = s.Wait()
-		check(err, "send Wait")
+		rankprog.Check(err, "send Wait")
 	case 1:
 		_, err := world.Recv(nil, 0, 1)
-		check(err, "Recv go")
-		check(world.Send([]byte("payload"), 0, 9), "Send")
+		rankprog.Check(err, "Recv go")
+		rankprog.Check(world.Send([]byte("payload"), 0, 9), "Send")
 		_, err = world.Recv(nil, 0, 2)
-		check(err, "Recv")
+		rankprog.Check(err, "Recv")
 	}
 }
 
 // dup: communicators are isolated matching contexts.
 func dup() {
 	d, err := world.Dup()
-	check(err, "Dup")
+	rankprog.Check(err, "Dup")
 	d2, err := d.Dup()
-	check(err, "Dup of a Dup")
+	rankprog.Check(err, "Dup of a Dup")
 	if world.Rank() == 0 {
-		check(d2.Send([]byte("d2"), 1, 1), "Send")
-		check(d.Send([]byte("d"), 1, 1), "Send")
-		check(world.Send([]byte("world"), 1, 1), "Send")
+		rankprog.Check(d2.Send([]byte("d2"), 1, 1), "Send")
+		rankprog.Check(d.Send([]byte("d"), 1, 1), "Send")
+		rankprog.Check(world.Send([]byte("world"), 1, 1), "Send")
 	} else if world.Rank() == 1 {
 		buf := make([]byte, 8)
 		for _, c := range []struct {
@@ -299,11 +280,11 @@ func dup() {
 		}{{world, "world"}, {d, "d"}, {d2, "d2"}} {
 			st, err := c.comm.Recv(buf, gorun.AnySource, gorun.AnyTag)
 			if err != nil || string(buf[:st.Count]) != c.want {
-				fail("communicator %q received %q (%v): contexts are not isolated", c.want, buf[:st.Count], err)
+				rankprog.Fail("communicator %q received %q (%v): contexts are not isolated", c.want, buf[:st.Count], err)
 			}
 		}
 	}
-	check(d.Barrier(), "Barrier")
+	rankprog.Check(d.Barrier(), "Barrier")
 }
 
 // goroutines: many goroutines share one Comm in both directions.
@@ -320,7 +301,7 @@ func goroutines() {
 			defer wg.Done()
 			for i := 0; i < M; i++ {
 				n := (i * 1031) % 20000
-				check(world.Send(pattern(n, world.Rank(), g*M+i), peer, g), "Send")
+				rankprog.Check(world.Send(pattern(n, world.Rank(), g*M+i), peer, g), "Send")
 			}
 		}(g)
 		go func(g int) {
@@ -330,7 +311,7 @@ func goroutines() {
 				n := (i * 1031) % 20000
 				st, err := world.Recv(buf, peer, g)
 				if err != nil || st.Count != n || !bytes.Equal(buf[:n], pattern(n, peer, g*M+i)) {
-					fail("goroutine %d message %d: %+v %v", g, i, st, err)
+					rankprog.Fail("goroutine %d message %d: %+v %v", g, i, st, err)
 				}
 			}
 		}(g)
@@ -353,11 +334,11 @@ func flood() {
 			} else {
 				r, err = world.Isend(pattern(16, 0, i), 1, 1)
 			}
-			check(err, "Isend")
+			rankprog.Check(err, "Isend")
 			reqs = append(reqs, r)
 		}
 		_, err := gorun.WaitAll(reqs...)
-		check(err, "WaitAll")
+		rankprog.Check(err, "WaitAll")
 	case 1:
 		time.Sleep(time.Second)
 		buf := make([]byte, largeN)
@@ -365,13 +346,13 @@ func flood() {
 			if i%100 == 99 {
 				st, err := world.Recv(buf, 0, 2)
 				if err != nil || st.Count != largeN || !bytes.Equal(buf, pattern(largeN, 0, 0)) {
-					fail("large message %d: %+v %v", i, st, err)
+					rankprog.Fail("large message %d: %+v %v", i, st, err)
 				}
 				continue
 			}
 			st, err := world.Recv(buf, 0, 1)
 			if err != nil || st.Count != 16 || !bytes.Equal(buf[:16], pattern(16, 0, i)) {
-				fail("small message %d: %+v %v", i, st, err)
+				rankprog.Fail("small message %d: %+v %v", i, st, err)
 			}
 		}
 	}
@@ -389,7 +370,7 @@ func alltoall() {
 			}
 			bufs[p] = make([]byte, size)
 			r, err := world.Irecv(bufs[p], p, round)
-			check(err, "Irecv")
+			rankprog.Check(err, "Irecv")
 			reqs = append(reqs, r)
 		}
 		for p := 0; p < n; p++ {
@@ -397,14 +378,14 @@ func alltoall() {
 				continue
 			}
 			r, err := world.Isend(pattern(size, me, p), p, round)
-			check(err, "Isend")
+			rankprog.Check(err, "Isend")
 			reqs = append(reqs, r)
 		}
 		_, err := gorun.WaitAll(reqs...)
-		check(err, "WaitAll")
+		rankprog.Check(err, "WaitAll")
 		for p := 0; p < n; p++ {
 			if p != me && !bytes.Equal(bufs[p], pattern(size, p, me)) {
-				fail("round %d: data from rank %d corrupted", round, p)
+				rankprog.Fail("round %d: data from rank %d corrupted", round, p)
 			}
 		}
 	}
@@ -422,7 +403,7 @@ func peerlost() {
 	case 0:
 		_, err := world.Recv(make([]byte, 4), 1, 0)
 		if !errors.Is(err, gorun.ErrPeerLost) {
-			fail("Recv from a rank that exited: %v, want ErrPeerLost", err)
+			rankprog.Fail("Recv from a rank that exited: %v, want ErrPeerLost", err)
 		}
 		fmt.Println("peerlost ok")
 		os.Exit(0)
@@ -452,28 +433,28 @@ func args() {
 	}
 	for _, c := range cases {
 		if !errors.Is(c.err, c.want) {
-			fail("%s: %v, want %v", c.name, c.err, c.want)
+			rankprog.Fail("%s: %v, want %v", c.name, c.err, c.want)
 		}
 	}
 	if r, err := world.Isend(nil, n, 0); r != nil || !errors.Is(err, gorun.ErrInvalidRank) {
-		fail("Isend to Size: %v %v, want nil request and ErrInvalidRank", r, err)
+		rankprog.Fail("Isend to Size: %v %v, want nil request and ErrInvalidRank", r, err)
 	}
 	// Nothing of the bad Sendrecv was sent: no message waits for us.
 	if _, ok, _ := world.Iprobe(gorun.AnySource, gorun.AnyTag); ok {
-		fail("a bad Sendrecv sent its send half")
+		rankprog.Fail("a bad Sendrecv sent its send half")
 	}
 }
 
 // finalize: Finalize is idempotent, later calls return ErrFinalized, Init too.
 func finalize() {
 	d, err := world.Dup()
-	check(err, "Dup")
+	rankprog.Check(err, "Dup")
 	pending, err := world.Irecv(make([]byte, 4), gorun.AnySource, 77) // never sent
-	check(err, "Irecv")
-	check(gorun.Finalize(), "Finalize")
-	check(gorun.Finalize(), "second Finalize")
+	rankprog.Check(err, "Irecv")
+	rankprog.Check(gorun.Finalize(), "Finalize")
+	rankprog.Check(gorun.Finalize(), "second Finalize")
 	if _, err := pending.Wait(); !errors.Is(err, gorun.ErrCanceled) {
-		fail("a receive pending at Finalize: %v, want ErrCanceled", err)
+		rankprog.Fail("a receive pending at Finalize: %v, want ErrCanceled", err)
 	}
 	for name, err := range map[string]error{
 		"Send":        world.Send(nil, 0, 0),
@@ -485,11 +466,11 @@ func finalize() {
 		"Dup":         func() error { _, err := world.Dup(); return err }(),
 	} {
 		if !errors.Is(err, gorun.ErrFinalized) {
-			fail("%s after Finalize: %v, want ErrFinalized", name, err)
+			rankprog.Fail("%s after Finalize: %v, want ErrFinalized", name, err)
 		}
 	}
 	if _, err := gorun.Init(); !errors.Is(err, gorun.ErrFinalized) {
-		fail("Init after Finalize: %v", err)
+		rankprog.Fail("Init after Finalize: %v", err)
 	}
 }
 
@@ -502,28 +483,28 @@ func finalizeSends() {
 	n, me := world.Size(), world.Rank()
 	const size = 1 << 20 // rendezvous on every BTL
 	_, err := world.Irecv(make([]byte, size), me, 1)
-	check(err, "Irecv from self")
+	rankprog.Check(err, "Irecv from self")
 	s, err := world.Isend(pattern(size, me, 0), me, 1)
-	check(err, "Isend to self")
+	rankprog.Check(err, "Isend to self")
 	sends := []*gorun.Request{s}
 	if n > 1 {
 		for i := 0; i < 3; i++ {
 			s, err := world.Isend(pattern(size, me, i), (me+1)%n, 2)
-			check(err, "Isend")
+			rankprog.Check(err, "Isend")
 			sends = append(sends, s)
 		}
 		buf := make([]byte, size)
 		for i := 0; i < 3; i++ {
 			st, err := world.Recv(buf, (me-1+n)%n, 2)
 			if err != nil || st.Count != size || !bytes.Equal(buf, pattern(size, (me-1+n)%n, i)) {
-				fail("message %d from rank %d: %+v %v", i, (me-1+n)%n, st, err)
+				rankprog.Fail("message %d from rank %d: %+v %v", i, (me-1+n)%n, st, err)
 			}
 		}
 	}
-	check(gorun.Finalize(), "Finalize")
+	rankprog.Check(gorun.Finalize(), "Finalize")
 	for i, s := range sends {
 		if _, ok, err := s.Test(); !ok || err != nil {
-			fail("send %d after Finalize: done=%v err=%v; Finalize must complete outstanding sends", i, ok, err)
+			rankprog.Fail("send %d after Finalize: done=%v err=%v; Finalize must complete outstanding sends", i, ok, err)
 		}
 	}
 }

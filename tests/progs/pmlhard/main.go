@@ -15,37 +15,19 @@ import (
 
 	"github.com/gorun-mpi/gorun"
 	"github.com/gorun-mpi/gorun/jobenv"
+	"github.com/gorun-mpi/gorun/tests/progs/internal/rankprog"
 )
 
 var world *gorun.Comm
 
-func fail(format string, a ...any) {
-	fmt.Fprintf(os.Stderr, "rank %d: %s\n", world.Rank(), fmt.Sprintf(format, a...))
-	os.Exit(1)
-}
-
-func check(err error, what string) {
-	if err != nil {
-		fail("%s: %v", what, err)
-	}
-}
-
 func main() {
-	var err error
-	world, err = gorun.Init()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "Init:", err)
-		os.Exit(1)
-	}
-	modes := map[string]func(){
+	var mode string
+	var f func()
+	world, mode, f = rankprog.Start("pmlhard", map[string]func(){
 		"finalizerace": finalizeRace, "waitany": waitAny, "anylost": anyLost, "finalizequeue": finalizeQueue,
-	}
-	f, ok := modes[os.Args[1]]
-	if !ok {
-		fail("unknown mode %q", os.Args[1])
-	}
+	})
 	f()
-	fmt.Printf("%s ok %d\n", os.Args[1], world.Rank())
+	fmt.Printf("%s ok %d\n", mode, world.Rank())
 }
 
 // Tags of finalizerace's traffic.
@@ -71,7 +53,7 @@ func finalizeRace() {
 			return false
 		}
 		if !errors.Is(err, gorun.ErrFinalized) && !errors.Is(err, gorun.ErrPeerLost) {
-			fail("%s racing Finalize: %v, want nil, ErrFinalized or ErrPeerLost", what, err)
+			rankprog.Fail("%s racing Finalize: %v, want nil, ErrFinalized or ErrPeerLost", what, err)
 		}
 		return true
 	}
@@ -115,7 +97,7 @@ func finalizeRace() {
 				st, err := world.Recv(buf, peer, gorun.AnyTag)
 				if err != nil {
 					if !errors.Is(err, gorun.ErrFinalized) && !errors.Is(err, gorun.ErrCanceled) && !errors.Is(err, gorun.ErrPeerLost) {
-						fail("Recv racing Finalize: %v, want nil, ErrFinalized, ErrCanceled or ErrPeerLost", err)
+						rankprog.Fail("Recv racing Finalize: %v, want nil, ErrFinalized, ErrCanceled or ErrPeerLost", err)
 					}
 					return
 				}
@@ -130,7 +112,7 @@ func finalizeRace() {
 		time.Sleep(time.Millisecond)
 	}
 	if err := gorun.Finalize(); err != nil && !errors.Is(err, gorun.ErrPeerLost) {
-		fail("Finalize: %v", err)
+		rankprog.Fail("Finalize: %v", err)
 	}
 	wg.Wait() // a goroutine spinning forever after Finalize hangs here
 	fmt.Printf("ssend-ok %d %d\nrecv-ssend %d %d\n", me, ssendOK.Load(), me, recvSsend.Load())
@@ -144,7 +126,7 @@ func waitAny() {
 	for round := 0; round < rounds; round++ {
 		if world.Rank() == 0 {
 			for i := 0; i < n; i++ {
-				check(world.Send([]byte{byte(i)}, 1, round), "Send")
+				rankprog.Check(world.Send([]byte{byte(i)}, 1, round), "Send")
 			}
 			continue
 		}
@@ -152,7 +134,7 @@ func waitAny() {
 		for i := range reqs {
 			var err error
 			reqs[i], err = world.Irecv(make([]byte, 1), 0, round)
-			check(err, "Irecv")
+			rankprog.Check(err, "Irecv")
 		}
 		var got [n]atomic.Int32
 		var wg sync.WaitGroup
@@ -162,12 +144,12 @@ func waitAny() {
 				defer wg.Done()
 				for {
 					i, _, err := gorun.WaitAny(reqs...)
-					check(err, "WaitAny")
+					rankprog.Check(err, "WaitAny")
 					if i < 0 {
 						return
 					}
 					if got[i].Add(1) != 1 {
-						fail("round %d: WaitAny returned index %d twice", round, i)
+						rankprog.Fail("round %d: WaitAny returned index %d twice", round, i)
 					}
 				}
 			}()
@@ -175,11 +157,11 @@ func waitAny() {
 		wg.Wait()
 		for i := range got {
 			if got[i].Load() != 1 {
-				fail("round %d: index %d returned %d times, want once", round, i, got[i].Load())
+				rankprog.Fail("round %d: index %d returned %d times, want once", round, i, got[i].Load())
 			}
 		}
 	}
-	check(gorun.Finalize(), "Finalize")
+	rankprog.Check(gorun.Finalize(), "Finalize")
 }
 
 // anyLost (item 10): once every other rank has ended, receives and probes
@@ -188,9 +170,9 @@ func waitAny() {
 func anyLost() {
 	if world.Rank() != 0 {
 		if world.Rank() == 1 {
-			check(world.Send([]byte("left"), 0, 3), "Send")
+			rankprog.Check(world.Send([]byte("left"), 0, 3), "Send")
 		}
-		check(world.Barrier(), "Barrier")
+		rankprog.Check(world.Barrier(), "Barrier")
 		// Ends without Finalize (rank 0 must not wait forever), passing
 		// for a rank that finalized: gorun would otherwise take the exit
 		// for a failure (issue 16 item 4) and stop the job.
@@ -198,23 +180,23 @@ func anyLost() {
 		os.Exit(0)
 	}
 	pending, err := world.Irecv(make([]byte, 4), gorun.AnySource, 9) // never sent
-	check(err, "Irecv")
-	check(world.Barrier(), "Barrier")
+	rankprog.Check(err, "Irecv")
+	rankprog.Check(world.Barrier(), "Barrier")
 	if _, err := world.Recv(make([]byte, 4), gorun.AnySource, 7); !errors.Is(err, gorun.ErrPeerLost) {
-		fail("Recv from AnySource after every other rank ended: %v, want ErrPeerLost", err)
+		rankprog.Fail("Recv from AnySource after every other rank ended: %v, want ErrPeerLost", err)
 	}
 	if _, err := pending.Wait(); !errors.Is(err, gorun.ErrPeerLost) {
-		fail("a pending AnySource receive after every other rank ended: %v, want ErrPeerLost", err)
+		rankprog.Fail("a pending AnySource receive after every other rank ended: %v, want ErrPeerLost", err)
 	}
 	if _, err := world.Probe(gorun.AnySource, gorun.AnyTag+8); !errors.Is(err, gorun.ErrPeerLost) {
-		fail("Probe from AnySource after every other rank ended: %v, want ErrPeerLost", err)
+		rankprog.Fail("Probe from AnySource after every other rank ended: %v, want ErrPeerLost", err)
 	}
 	if _, err := world.Irecv(make([]byte, 4), gorun.AnySource, 7); !errors.Is(err, gorun.ErrPeerLost) {
-		fail("Irecv from AnySource after every other rank ended: %v, want ErrPeerLost", err)
+		rankprog.Fail("Irecv from AnySource after every other rank ended: %v, want ErrPeerLost", err)
 	}
 	// A message that arrived before its sender left is still received.
 	if st, err := world.Recv(make([]byte, 4), gorun.AnySource, 3); err != nil || st.Source != 1 {
-		fail("Recv of a message already here: %+v %v, want it from rank 1", st, err)
+		rankprog.Fail("Recv of a message already here: %+v %v, want it from rank 1", st, err)
 	}
 	jobenv.RecordFinalize() // Finalize cannot synchronize with ranks that are gone
 }
@@ -226,15 +208,15 @@ func anyLost() {
 func finalizeQueue() {
 	const flood = 20000
 	if world.Rank() == 0 {
-		check(world.Send([]byte("go"), 1, 1), "Send")
-		check(gorun.Finalize(), "Finalize")
+		rankprog.Check(world.Send([]byte("go"), 1, 1), "Send")
+		rankprog.Check(gorun.Finalize(), "Finalize")
 		return
 	}
 	_, err := world.Recv(make([]byte, 2), 0, 1)
-	check(err, "Recv")
+	rankprog.Check(err, "Recv")
 	msg := make([]byte, 64)
 	for i := 0; i < flood; i++ {
-		check(world.Send(msg, 0, 5), "Send")
+		rankprog.Check(world.Send(msg, 0, 5), "Send")
 	}
-	check(gorun.Finalize(), "Finalize")
+	rankprog.Check(gorun.Finalize(), "Finalize")
 }
