@@ -2,9 +2,6 @@ package gorun
 
 import (
 	"fmt"
-	"reflect"
-	"runtime"
-	"strings"
 	"sync"
 	"unsafe"
 
@@ -45,12 +42,31 @@ func (c *Comm) start(s coll.Schedule, elem int, send, recv []byte, red coll.Redu
 	return r
 }
 
-func wait(r *Request, err error) error {
-	if err != nil {
-		return err
+// runPool holds the requests of blocking collectives: nobody sees them
+// but the call, so each goes back once waited for.
+var runPool = sync.Pool{New: func() any { return new(Request) }}
+
+// run runs s on c to completion (a blocking collective).
+func (c *Comm) run(s coll.Schedule, elem int, send, recv []byte, red coll.ReduceFunc) error {
+	r := runPool.Get().(*Request)
+	state.coll.Start(&r.h, c.c, c.collTag(), s, elem, send, recv, red)
+	_, err := r.h.Wait(nil)
+	*r = Request{}
+	runPool.Put(r)
+	return fatalCheck(err)
+}
+
+// launch runs s on c, blocking (the request is nil) or not.
+func (c *Comm) launch(block bool, s coll.Schedule, elem int, send, recv []byte, red coll.ReduceFunc) (*Request, error) {
+	if block {
+		return nil, c.run(s, elem, send, recv, red)
 	}
-	_, err = r.Wait()
-	return err
+	return c.start(s, elem, send, recv, red), nil
+}
+
+// sched returns the schedule k names, built by build the first time.
+func sched(k coll.Key, build func(cfg coll.Config) coll.Schedule) coll.Schedule {
+	return state.coll.Schedule(k, func() coll.Schedule { return build(state.coll.Config()) })
 }
 
 func (c *Comm) checkRoot(root int) error {
@@ -64,85 +80,81 @@ func lenErr(call, what string, got, want int) error {
 	return fatalCheck(fmt.Errorf("gorun: %s: %s has %d elements, want %d: %w", call, what, got, want, ErrInvalidArg))
 }
 
-// builtinOps are the names of the commutative built-in ops.
-var builtinOps = []string{"Sum", "Prod", "Min", "Max", "BAnd", "BOr", "BXor", "LAnd", "LOr", "LXor"}
-
-// builtinCache maps an op's code pointer to whether it is a built-in.
-var builtinCache sync.Map
-
-// isBuiltin reports whether fn is one of the package's commutative ops.
-func isBuiltin(fn any) bool {
-	pc := reflect.ValueOf(fn).Pointer()
-	if v, ok := builtinCache.Load(pc); ok {
-		return v.(bool)
-	}
-	name := ""
-	if f := runtime.FuncForPC(pc); f != nil {
-		name = f.Name()
-	}
-	b := false
-	const pkg = "github.com/gorun-mpi/gorun."
-	if rest, ok := strings.CutPrefix(name, pkg); ok {
-		for _, o := range builtinOps {
-			if strings.HasPrefix(rest, o+"[") {
-				b = true
-			}
-		}
-	}
-	builtinCache.Store(pc, b)
-	return b
-}
-
 // reducer turns op into the engine's byte-level reduction; ordered is true
 // for a user Op (combined in rank order).
 func reducer[T Scalar](call string, op Op[T]) (red coll.ReduceFunc, ordered bool, err error) {
 	if op == nil {
 		return nil, false, fatalCheck(fmt.Errorf("gorun: %s: nil Op: %w", call, ErrInvalidArg))
 	}
+	info, pc := infoOf(op)
+	if info.red != nil {
+		return info.red, false, nil
+	}
 	size := elemSize[T]()
 	red = func(acc, in []byte) {
 		op(unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(acc))), len(acc)/size),
 			unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(in))), len(in)/size))
 	}
-	return red, !isBuiltin(op), nil
+	if info.builtin {
+		info.red = red
+		setInfo(pc, info)
+	}
+	return red, !info.builtin, nil
 }
 
 // Barrier returns once every rank of c has called it.
-func (c *Comm) Barrier() error { return wait(Ibarrier(c)) }
+func (c *Comm) Barrier() error { _, err := ibarrier(c, true); return err }
 
 // Ibarrier starts a barrier; its request completes once every rank of c
 // has started it.
-func Ibarrier(c *Comm) (*Request, error) {
+func Ibarrier(c *Comm) (*Request, error) { return ibarrier(c, false) }
+
+func ibarrier(c *Comm, block bool) (*Request, error) {
 	if err := c.collReady(); err != nil {
 		return nil, err
 	}
-	return c.start(state.coll.Config().BarrierSchedule(c.Size(), c.Rank()), 1, nil, nil, nil), nil
+	n, me := c.Size(), c.Rank()
+	s := sched(coll.Key{Coll: coll.KBarrier, N: n, R: me}, func(cfg coll.Config) coll.Schedule { return cfg.BarrierSchedule(n, me) })
+	return c.launch(block, s, 1, nil, nil, nil)
 }
 
 // Bcast sends root's buf to every rank's buf.
-func Bcast[T Scalar](c *Comm, buf []T, root int) error { return wait(Ibcast(c, buf, root)) }
+func Bcast[T Scalar](c *Comm, buf []T, root int) error {
+	_, err := ibcast(c, buf, root, true)
+	return err
+}
 
 // Ibcast is the nonblocking Bcast.
 func Ibcast[T Scalar](c *Comm, buf []T, root int) (*Request, error) {
+	return ibcast(c, buf, root, false)
+}
+
+func ibcast[T Scalar](c *Comm, buf []T, root int, block bool) (*Request, error) {
 	if err := c.collReady(); err != nil {
 		return nil, err
 	}
 	if err := c.checkRoot(root); err != nil {
 		return nil, err
 	}
-	e := elemSize[T]()
-	s := state.coll.Config().BcastSchedule(c.Size(), c.Rank(), root, len(buf), e)
-	return c.start(s, e, nil, asBytes(buf), nil), nil
+	e, n, me, count := elemSize[T](), c.Size(), c.Rank(), len(buf)
+	s := sched(coll.Key{Coll: coll.KBcast, N: n, R: me, Root: root, Count: count, Elem: e},
+		func(cfg coll.Config) coll.Schedule { return cfg.BcastSchedule(n, me, root, count, e) })
+	return c.launch(block, s, e, nil, asBytes(buf), nil)
 }
 
 // Reduce combines every rank's send with op into root's recv (recv is used
 // at root only; send == nil at root: in place).
 func Reduce[T Scalar](c *Comm, send, recv []T, op Op[T], root int) error {
-	return wait(Ireduce(c, send, recv, op, root))
+	_, err := ireduce(c, send, recv, op, root, true)
+	return err
 }
 
 // Ireduce is the nonblocking Reduce.
 func Ireduce[T Scalar](c *Comm, send, recv []T, op Op[T], root int) (*Request, error) {
+	return ireduce(c, send, recv, op, root, false)
+}
+
+func ireduce[T Scalar](c *Comm, send, recv []T, op Op[T], root int, block bool) (*Request, error) {
 	if err := c.collReady(); err != nil {
 		return nil, err
 	}
@@ -168,18 +180,25 @@ func Ireduce[T Scalar](c *Comm, send, recv []T, op Op[T], root int) (*Request, e
 	if t := truthCopy(op, send, recv); t != nil {
 		send, in.Buf = t, coll.BufSend
 	}
-	s := state.coll.Config().ReduceSchedule(c.Size(), c.Rank(), root, count, elemSize[T](), in, ordered)
-	return c.start(s, elemSize[T](), asBytes(send), asBytes(recv), red), nil
+	e, n, me := elemSize[T](), c.Size(), c.Rank()
+	s := sched(coll.Key{Coll: coll.KReduce, N: n, R: me, Root: root, Count: count, Elem: e, In: in, Flag: ordered},
+		func(cfg coll.Config) coll.Schedule { return cfg.ReduceSchedule(n, me, root, count, e, in, ordered) })
+	return c.launch(block, s, e, asBytes(send), asBytes(recv), red)
 }
 
 // Allreduce combines every rank's send with op into every rank's recv;
 // every rank gets the same bits.
 func Allreduce[T Scalar](c *Comm, send, recv []T, op Op[T]) error {
-	return wait(Iallreduce(c, send, recv, op))
+	_, err := iallreduce(c, send, recv, op, true)
+	return err
 }
 
 // Iallreduce is the nonblocking Allreduce.
 func Iallreduce[T Scalar](c *Comm, send, recv []T, op Op[T]) (*Request, error) {
+	return iallreduce(c, send, recv, op, false)
+}
+
+func iallreduce[T Scalar](c *Comm, send, recv []T, op Op[T], block bool) (*Request, error) {
 	if err := c.collReady(); err != nil {
 		return nil, err
 	}
@@ -196,9 +215,10 @@ func Iallreduce[T Scalar](c *Comm, send, recv []T, op Op[T]) (*Request, error) {
 	if t := truthCopy(op, nil, recv); t != nil {
 		copy(recv, t)
 	}
-	e := elemSize[T]()
-	s := state.coll.Config().AllreduceSchedule(c.Size(), c.Rank(), len(recv), e, ordered)
-	return c.start(s, e, nil, asBytes(recv), red), nil
+	e, n, me, count := elemSize[T](), c.Size(), c.Rank(), len(recv)
+	s := sched(coll.Key{Coll: coll.KAllreduce, N: n, R: me, Count: count, Elem: e, Flag: ordered},
+		func(cfg coll.Config) coll.Schedule { return cfg.AllreduceSchedule(n, me, count, e, ordered) })
+	return c.launch(block, s, e, nil, asBytes(recv), red)
 }
 
 // Scan puts the reduction of ranks 0..Rank()'s send into recv (inclusive
@@ -235,8 +255,10 @@ func scan[T Scalar](c *Comm, send, recv []T, op Op[T], exclusive bool) error {
 	if t := truthCopy(op, send, recv); t != nil {
 		send, in.Buf = t, coll.BufSend
 	}
-	s := coll.ScanRecursiveDoubling(c.Size(), c.Rank(), len(recv), in, exclusive)
-	return wait(c.start(s, elemSize[T](), asBytes(send), asBytes(recv), red), nil)
+	n, me, count := c.Size(), c.Rank(), len(recv)
+	s := sched(coll.Key{Coll: coll.KScan, N: n, R: me, Count: count, In: in, Flag: exclusive},
+		func(coll.Config) coll.Schedule { return coll.ScanRecursiveDoubling(n, me, count, in, exclusive) })
+	return c.run(s, elemSize[T](), asBytes(send), asBytes(recv), red)
 }
 
 // ReduceScatterBlock reduces every rank's send (Size() blocks of
@@ -255,8 +277,10 @@ func ReduceScatterBlock[T Scalar](c *Comm, send, recv []T, op Op[T]) error {
 	if t := truthCopy(op, send, nil); t != nil {
 		send = t
 	}
-	s := state.coll.Config().ReduceScatterBlockSchedule(c.Size(), c.Rank(), len(recv), ordered)
-	return wait(c.start(s, elemSize[T](), asBytes(send), asBytes(recv), red), nil)
+	n, me, rcount := c.Size(), c.Rank(), len(recv)
+	s := sched(coll.Key{Coll: coll.KReduceScatterBlock, N: n, R: me, Count: rcount, Flag: ordered},
+		func(cfg coll.Config) coll.Schedule { return cfg.ReduceScatterBlockSchedule(n, me, rcount, ordered) })
+	return c.run(s, elemSize[T](), asBytes(send), asBytes(recv), red)
 }
 
 // Gather puts every rank's send, in rank order, into root's recv
@@ -285,8 +309,10 @@ func Gather[T Scalar](c *Comm, send, recv []T, root int) error {
 	} else {
 		recv = nil
 	}
-	s := state.coll.Config().GatherSchedule(n, me, root, count, elemSize[T](), in)
-	return wait(c.start(s, elemSize[T](), asBytes(send), asBytes(recv), nil), nil)
+	e := elemSize[T]()
+	s := sched(coll.Key{Coll: coll.KGather, N: n, R: me, Root: root, Count: count, Elem: e, In: in},
+		func(cfg coll.Config) coll.Schedule { return cfg.GatherSchedule(n, me, root, count, e, in) })
+	return c.run(s, e, asBytes(send), asBytes(recv), nil)
 }
 
 // Scatter gives rank i block i of root's send (len(send) ==
@@ -306,19 +332,26 @@ func Scatter[T Scalar](c *Comm, send, recv []T, root int) error {
 	} else {
 		send = nil
 	}
-	s := state.coll.Config().ScatterSchedule(n, me, root, len(recv), elemSize[T]())
-	return wait(c.start(s, elemSize[T](), asBytes(send), asBytes(recv), nil), nil)
+	e, count := elemSize[T](), len(recv)
+	s := sched(coll.Key{Coll: coll.KScatter, N: n, R: me, Root: root, Count: count, Elem: e},
+		func(cfg coll.Config) coll.Schedule { return cfg.ScatterSchedule(n, me, root, count, e) })
+	return c.run(s, e, asBytes(send), asBytes(recv), nil)
 }
 
 // Allgather puts every rank's send, in rank order, into every rank's recv
 // (len(recv) == Size()*len(send)); send == nil: this rank's block is
 // already in place.
 func Allgather[T Scalar](c *Comm, send, recv []T) error {
-	return wait(Iallgather(c, send, recv))
+	_, err := iallgather(c, send, recv, true)
+	return err
 }
 
 // Iallgather is the nonblocking Allgather.
 func Iallgather[T Scalar](c *Comm, send, recv []T) (*Request, error) {
+	return iallgather(c, send, recv, false)
+}
+
+func iallgather[T Scalar](c *Comm, send, recv []T, block bool) (*Request, error) {
 	if err := c.collReady(); err != nil {
 		return nil, err
 	}
@@ -337,18 +370,24 @@ func Iallgather[T Scalar](c *Comm, send, recv []T) (*Request, error) {
 		copy(recv[me*count:], send)
 	}
 	e := elemSize[T]()
-	s := state.coll.Config().AllgatherSchedule(n, me, count, e)
-	return c.start(s, e, nil, asBytes(recv), nil), nil
+	s := sched(coll.Key{Coll: coll.KAllgather, N: n, R: me, Count: count, Elem: e},
+		func(cfg coll.Config) coll.Schedule { return cfg.AllgatherSchedule(n, me, count, e) })
+	return c.launch(block, s, e, nil, asBytes(recv), nil)
 }
 
 // Alltoall sends block i of send (blocks of len(send)/Size()) to rank i,
 // which puts it at block Rank() of its recv; send == nil: in place.
 func Alltoall[T Scalar](c *Comm, send, recv []T) error {
-	return wait(Ialltoall(c, send, recv))
+	_, err := ialltoall(c, send, recv, true)
+	return err
 }
 
 // Ialltoall is the nonblocking Alltoall.
 func Ialltoall[T Scalar](c *Comm, send, recv []T) (*Request, error) {
+	return ialltoall(c, send, recv, false)
+}
+
+func ialltoall[T Scalar](c *Comm, send, recv []T, block bool) (*Request, error) {
 	if err := c.collReady(); err != nil {
 		return nil, err
 	}
@@ -363,9 +402,10 @@ func Ialltoall[T Scalar](c *Comm, send, recv []T) (*Request, error) {
 	if len(recv) != len(in) {
 		return nil, lenErr("Alltoall", "recv", len(recv), len(in))
 	}
-	e := elemSize[T]()
-	s := state.coll.Config().AlltoallSchedule(n, me, len(in)/n, e, send == nil)
-	return c.start(s, e, asBytes(send), asBytes(recv), nil), nil
+	e, count, inPlace := elemSize[T](), len(in)/n, send == nil
+	s := sched(coll.Key{Coll: coll.KAlltoall, N: n, R: me, Count: count, Elem: e, Flag: inPlace},
+		func(cfg coll.Config) coll.Schedule { return cfg.AlltoallSchedule(n, me, count, e, inPlace) })
+	return c.launch(block, s, e, asBytes(send), asBytes(recv), nil)
 }
 
 // checkV checks counts and displacements for n blocks in a buffer of size
@@ -416,7 +456,7 @@ func Gatherv[T Scalar](c *Comm, send, recv []T, counts, displs []int, root int) 
 		recv, counts, displs = nil, nil, nil
 	}
 	s := coll.GathervLinear(n, me, root, in, counts, displs)
-	return wait(c.start(s, elemSize[T](), asBytes(send), asBytes(recv), nil), nil)
+	return c.run(s, elemSize[T](), asBytes(send), asBytes(recv), nil)
 }
 
 // Scatterv gives rank i root's send[displs[i]:displs[i]+counts[i]] in its
@@ -440,7 +480,7 @@ func Scatterv[T Scalar](c *Comm, send []T, counts, displs []int, recv []T, root 
 		send, counts, displs = nil, nil, nil
 	}
 	s := coll.ScattervLinear(n, me, root, counts, displs, len(recv))
-	return wait(c.start(s, elemSize[T](), asBytes(send), asBytes(recv), nil), nil)
+	return c.run(s, elemSize[T](), asBytes(send), asBytes(recv), nil)
 }
 
 // Allgatherv puts rank i's send at every rank's
@@ -460,7 +500,7 @@ func Allgatherv[T Scalar](c *Comm, send, recv []T, counts, displs []int) error {
 		copy(recv[displs[me]:], send)
 	}
 	s := coll.AllgathervRing(n, me, counts, displs)
-	return wait(c.start(s, elemSize[T](), nil, asBytes(recv), nil), nil)
+	return c.run(s, elemSize[T](), nil, asBytes(recv), nil)
 }
 
 // Alltoallv sends send[sendDispls[i]:+sendCounts[i]] to rank i, which puts
@@ -478,5 +518,5 @@ func Alltoallv[T Scalar](c *Comm, send []T, sendCounts, sendDispls []int,
 		return err
 	}
 	s := coll.AlltoallvPairwise(n, me, sendCounts, sendDispls, recvCounts, recvDispls, false)
-	return wait(c.start(s, elemSize[T](), asBytes(send), asBytes(recv), nil), nil)
+	return c.run(s, elemSize[T](), asBytes(send), asBytes(recv), nil)
 }

@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+
+	"github.com/gorun-mpi/gorun/coll"
 )
 
 // Op combines in into acc element-wise: acc[i] = acc[i] ⊕ in[i]. It must be
@@ -120,25 +122,63 @@ func truth[T Integer](b bool) T {
 	return 0
 }
 
-// logicalCache maps an op's code pointer to whether it is LAnd, LOr or LXor.
-var logicalCache sync.Map
+// opInfo is what the collectives need to know of an op function, found
+// once per code pointer from its name: whether it is a built-in
+// (commutative) op, whether a logical one, and a built-in's byte-level
+// reduction, made once (nil until then, and for user ops: a closure's code
+// pointer is shared by closures over different state).
+type opInfo struct {
+	builtin, logical bool
+	red              coll.ReduceFunc
+}
 
-// isLogical reports whether fn is one of the logical built-ins.
-func isLogical(fn any) bool {
+// opInfos caches opInfo by code pointer (a map under a lock: a sync.Map
+// would box the pointer, an allocation per collective call).
+var opInfos struct {
+	mu sync.RWMutex
+	m  map[uintptr]opInfo
+}
+
+// builtinOps are the names of the commutative built-in ops.
+var builtinOps = []string{"Sum", "Prod", "Min", "Max", "BAnd", "BOr", "BXor", "LAnd", "LOr", "LXor"}
+
+// infoOf returns fn's opInfo, and its code pointer.
+func infoOf(fn any) (opInfo, uintptr) {
 	pc := reflect.ValueOf(fn).Pointer()
-	if v, ok := logicalCache.Load(pc); ok {
-		return v.(bool)
+	opInfos.mu.RLock()
+	in, ok := opInfos.m[pc]
+	opInfos.mu.RUnlock()
+	if ok {
+		return in, pc
 	}
-	b := false
 	if f := runtime.FuncForPC(pc); f != nil {
-		rest, ok := strings.CutPrefix(f.Name(), "github.com/gorun-mpi/gorun.")
-		for _, o := range []string{"LAnd[", "LOr[", "LXor["} {
-			b = b || ok && strings.HasPrefix(rest, o)
+		if rest, ok := strings.CutPrefix(f.Name(), "github.com/gorun-mpi/gorun."); ok {
+			for _, o := range builtinOps {
+				if strings.HasPrefix(rest, o+"[") {
+					in.builtin = true
+					in.logical = o[0] == 'L'
+				}
+			}
 		}
 	}
-	logicalCache.Store(pc, b)
-	return b
+	setInfo(pc, in)
+	return in, pc
 }
+
+func setInfo(pc uintptr, in opInfo) {
+	opInfos.mu.Lock()
+	if opInfos.m == nil {
+		opInfos.m = make(map[uintptr]opInfo)
+	}
+	opInfos.m[pc] = in
+	opInfos.mu.Unlock()
+}
+
+// isBuiltin reports whether fn is one of the package's commutative ops.
+func isBuiltin(fn any) bool { in, _ := infoOf(fn); return in.builtin }
+
+// isLogical reports whether fn is one of the logical built-ins.
+func isLogical(fn any) bool { in, _ := infoOf(fn); return in.logical }
 
 // truthCopy is nil unless op is LAnd, LOr or LXor; then it is the call's
 // input (send, or recv when send is nil: in place) with every element made

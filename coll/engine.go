@@ -17,7 +17,14 @@ type Engine struct {
 	mu  sync.Mutex // guards active; held while advancing (TryLock in progress)
 	// active are the operations started and not yet complete.
 	active []*Op
+	cache  scheds
 }
+
+// opPool recycles Ops with their request slots and scratch: a collective
+// in a loop allocates nothing once its schedule is cached. Scratch is not
+// cleared between uses: a schedule writes every scratch element before it
+// reads it (the model checks this, sim_test.go).
+var opPool = sync.Pool{New: func() any { return new(Op) }}
 
 // NewEngine makes the engine of p, choosing algorithms by cfg, and hooks
 // it into p's progress.
@@ -44,6 +51,14 @@ type Op struct {
 	err    error
 	req    *pml.Request // the external request the user holds
 	scr    []byte       // scratch for ReduceRev
+	tmp    []byte       // BufTmp's backing array, kept across uses
+}
+
+// recycle returns a completed op to the pool, keeping only its slices'
+// storage (no reference to the caller's buffers).
+func (op *Op) recycle() {
+	*op = Op{reqs: op.reqs[:0], scr: op.scr, tmp: op.tmp}
+	opPool.Put(op)
 }
 
 // Start begins schedule s on c's hidden context with tag, over the
@@ -52,10 +67,14 @@ type Op struct {
 // Handle, becomes the operation's request. The first round is posted
 // before Start returns.
 func (e *Engine) Start(h *pml.Handle, c *pml.Comm, tag int, s Schedule, elem int, send, recv []byte, reduce ReduceFunc) {
-	op := &Op{s: s, c: c.Coll(), tag: tag, elem: elem, reduce: reduce}
+	op := opPool.Get().(*Op)
+	op.s, op.c, op.tag, op.elem, op.reduce = s, c.Coll(), tag, elem, reduce
 	op.bufs[BufSend], op.bufs[BufRecv] = send, recv
-	if s.Tmp > 0 {
-		op.bufs[BufTmp] = make([]byte, s.Tmp*elem)
+	if t := s.Tmp * elem; t > 0 {
+		if cap(op.tmp) < t {
+			op.tmp = make([]byte, t)
+		}
+		op.bufs[BufTmp] = op.tmp[:t]
 	}
 	most := 0
 	for _, rd := range s.Rounds {
@@ -67,11 +86,15 @@ func (e *Engine) Start(h *pml.Handle, c *pml.Comm, tag int, s Schedule, elem int
 		}
 		most = max(most, k)
 	}
-	op.reqs = make([]pml.Request, most)
+	if cap(op.reqs) < most {
+		op.reqs = make([]pml.Request, most)
+	}
+	op.reqs = op.reqs[:most]
 	op.req = e.p.StartExternal(h)
 	e.mu.Lock()
 	if op.advance() {
 		e.mu.Unlock()
+		op.recycle()
 		return
 	}
 	e.active = append(e.active, op)
@@ -90,6 +113,7 @@ func (e *Engine) progress() int {
 	for _, op := range e.active {
 		r := op.round
 		if op.advance() {
+			op.recycle()
 			n++
 			continue
 		}

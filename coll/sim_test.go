@@ -9,7 +9,7 @@ import (
 // sim runs one schedule per rank in memory, like the engine does over a
 // transport: a rank starts its next round once every receive of the
 // current one matched; sends are buffered; messages from one peer match
-// receives in posting order. It fails on a deadlock, on a receive whose
+// receives in posting order; scratch starts as garbage. It fails on a deadlock, on a receive whose
 // message has another length, and on a round whose steps race (a region
 // written by a receive or by a local step after a send overlaps another
 // comm step's region of the same round).
@@ -63,7 +63,12 @@ func simulate(t *testing.T, ranks []*simRank, elem int, red ReduceFunc) {
 	}
 	for i, r := range ranks {
 		if r.s.Tmp > 0 {
+			// Scratch starts as garbage, as the engine's recycled scratch
+			// does: a schedule that reads scratch it did not write fails.
 			r.bufs[BufTmp] = make([]byte, r.s.Tmp*elem)
+			for j := range r.bufs[BufTmp] {
+				r.bufs[BufTmp][j] = byte(0xa5 + i + j)
+			}
 		}
 		for k, rd := range r.s.Rounds {
 			checkRound(t, fmt.Sprintf("rank %d round %d", i, k), rd)
