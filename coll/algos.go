@@ -612,3 +612,118 @@ func AlltoallBruck(n, r, count int, inPlace bool) Schedule {
 	}
 	return b.done()
 }
+
+// halvingReduceScatter appends recursive halving to b for the pof2 ranks
+// of the fold (nr is this rank's place, see rdFold): w holds count
+// elements in pof2 blocks (off); at each step the rank keeps half of its
+// window of blocks, sends the other half to its partner and reduces the
+// partner's copy of the kept half (received into scratch at t) into its
+// own. After log2 pof2 steps block nr of w is fully reduced. Built-in
+// (commutative) ops only.
+func halvingReduceScatter(b *builder, nr, rem, pof2 int, w Region, off []int, t int) {
+	blk := func(lo, hi int) Region { return reg(w.Buf, w.Off+off[lo], off[hi]-off[lo]) }
+	lo, hi := 0, pof2
+	for mask := pof2 >> 1; mask > 0; mask >>= 1 {
+		dst := rdUnfold(nr^mask, rem)
+		keep, give := blk(lo, lo+mask), blk(lo+mask, hi)
+		klo := lo
+		if nr&mask != 0 {
+			keep, give = give, keep
+			klo = lo + mask
+		}
+		b.send(dst, give)
+		b.recv(dst, reg(BufTmp, t, keep.Len))
+		b.next()
+		b.reduce(keep, reg(BufTmp, t, keep.Len))
+		lo, hi = klo, klo+mask
+	}
+}
+
+// doublingAllgather appends recursive doubling over w's pof2 blocks (off)
+// to b: rank nr starts with block nr and ends with all of them.
+func doublingAllgather(b *builder, nr, rem, pof2 int, w Region, off []int) {
+	blk := func(lo, hi int) Region { return reg(w.Buf, w.Off+off[lo], off[hi]-off[lo]) }
+	for mask := 1; mask < pof2; mask <<= 1 {
+		dst := rdUnfold(nr^mask, rem)
+		mine, theirs := nr&^(mask-1), (nr^mask)&^(mask-1)
+		b.send(dst, blk(mine, mine+mask))
+		b.recv(dst, blk(theirs, theirs+mask))
+		b.next()
+	}
+}
+
+// AllreduceRabenseifner (large counts, built-in ops): recursive halving
+// reduce-scatter, then recursive doubling allgather, of recv[0:count]
+// among a power of two of ranks (the first 2*rem ranks fold in pairs
+// first, and the even ones get the result back at the end). 2 log2 n
+// steps where the ring takes 2(n-1), each rank moving about 2*count
+// elements. Each block is reduced at one rank and copied to the others:
+// every rank gets the same bits.
+func AllreduceRabenseifner(n, r, count int) Schedule {
+	if n == 1 {
+		return Schedule{}
+	}
+	var b builder
+	buf := reg(BufRecv, 0, count)
+	nr, rem, pof2 := rdFold(n, r)
+	if nr < 0 {
+		b.send(r+1, buf)
+		b.next()
+		b.recv(r+1, buf)
+		return b.done()
+	}
+	off := blocks(count, pof2)
+	t := b.tmp(max(off[pof2/2], count*min(rem, 1)))
+	if r < 2*rem {
+		b.recv(r-1, reg(BufTmp, t, count))
+		b.next()
+		b.reduceRev(buf, reg(BufTmp, t, count))
+	}
+	halvingReduceScatter(&b, nr, rem, pof2, buf, off, t)
+	doublingAllgather(&b, nr, rem, pof2, buf, off)
+	if r < 2*rem {
+		b.send(r-1, buf)
+	}
+	return b.done()
+}
+
+// ReduceRabenseifner (large counts, built-in ops): recursive halving
+// reduce-scatter of a copy of in (at root: recv itself), then every rank
+// of the power-of-two group sends its reduced block to root. in is this
+// rank's input (the send buffer, or recv at an in-place root).
+func ReduceRabenseifner(n, r, root, count int, in Region) Schedule {
+	var b builder
+	nr, rem, pof2 := rdFold(n, r)
+	off := blocks(count, pof2)
+	w := reg(BufRecv, 0, count)
+	if r != root {
+		w = reg(BufTmp, b.tmp(count), count)
+	}
+	if nr < 0 && r != root {
+		b.send(r+1, in) // folded: in goes to the partner as it is
+		return b.done()
+	}
+	b.copy(w, in)
+	if nr < 0 { // the root, folded: it only gathers
+		b.send(r+1, w)
+		b.next()
+	} else {
+		t := b.tmp(max(off[pof2/2], count*min(rem, 1)))
+		if r < 2*rem {
+			b.recv(r-1, reg(BufTmp, t, count))
+			b.next()
+			b.reduceRev(w, reg(BufTmp, t, count))
+		}
+		halvingReduceScatter(&b, nr, rem, pof2, w, off, t)
+		if r != root {
+			b.send(root, reg(w.Buf, w.Off+off[nr], off[nr+1]-off[nr]))
+			return b.done()
+		}
+	}
+	for i := 0; i < pof2; i++ {
+		if i != nr {
+			b.recv(rdUnfold(i, rem), reg(BufRecv, off[i], off[i+1]-off[i]))
+		}
+	}
+	return b.done()
+}

@@ -97,6 +97,18 @@ func TestReduce(t *testing.T) {
 						})
 						simulate(t, rs, op.elem, op.red)
 						eq(t, fmt.Sprint("reduce_scatter_gather n", n, " root", root, " count", count, " inplace ", inPlace), rs[root].bufs[BufRecv], refReduce(op, inputs, 0, n))
+						rs = newRanks(n, func(r int) (Schedule, [3][]byte) {
+							recv := make([]byte, count*op.elem)
+							in := reg(BufSend, 0, count)
+							send := inputs[r]
+							if inPlace && r == root {
+								copy(recv, inputs[r])
+								in, send = reg(BufRecv, 0, count), nil
+							}
+							return ReduceRabenseifner(n, r, root, count, in), [3][]byte{send, recv, nil}
+						})
+						simulate(t, rs, op.elem, op.red)
+						eq(t, fmt.Sprint("rabenseifner n", n, " root", root, " count", count, " inplace ", inPlace), rs[root].bufs[BufRecv], refReduce(op, inputs, 0, n))
 					}
 				}
 			}
@@ -107,10 +119,11 @@ func TestReduce(t *testing.T) {
 func TestAllreduce(t *testing.T) {
 	algs := map[string]func(n, r, count int) Schedule{
 		"recursive_doubling": AllreduceRecursiveDoubling, "ring": AllreduceRing,
+		"rabenseifner": AllreduceRabenseifner,
 	}
 	for name, alg := range algs {
 		for _, op := range opKinds {
-			if op.ordered && name == "ring" {
+			if op.ordered && name != "recursive_doubling" {
 				continue
 			}
 			for _, n := range sizes {
@@ -395,12 +408,14 @@ func TestVariants(t *testing.T) {
 	}
 }
 
-// FuzzAllreduce checks the recursive-doubling and ring schedules for any
+// FuzzAllreduce checks the recursive-doubling, ring and Rabenseifner
+// schedules (ring: even counts, Rabenseifner: odd ones) for any
 // communicator size and count against the model.
 func FuzzAllreduce(f *testing.F) {
 	f.Add(uint8(5), uint8(3), false)
 	f.Add(uint8(17), uint8(0), true)
 	f.Add(uint8(1), uint8(40), false)
+	f.Add(uint8(6), uint8(13), true)
 	f.Fuzz(func(t *testing.T, n8, count8 uint8, ring bool) {
 		n, count := int(n8%40)+1, int(count8)
 		op := opKinds[0]
@@ -412,6 +427,9 @@ func FuzzAllreduce(f *testing.F) {
 			s := AllreduceRecursiveDoubling(n, r, count)
 			if ring {
 				s = AllreduceRing(n, r, count)
+				if count%2 == 1 { // odd counts take Rabenseifner's instead
+					s = AllreduceRabenseifner(n, r, count)
+				}
 			}
 			return s, [3][]byte{nil, append([]byte(nil), inputs[r]...), nil}
 		})
@@ -427,7 +445,7 @@ func FuzzAllreduce(f *testing.F) {
 // root and count against the model (seeds: odd sizes, zero counts, every
 // algorithm).
 func FuzzSchedules(f *testing.F) {
-	for alg := uint8(0); alg < 10; alg++ {
+	for alg := uint8(0); alg < 11; alg++ {
 		f.Add(alg, uint8(7), uint8(3), uint8(5))
 		f.Add(alg, uint8(16), uint8(0), uint8(15))
 	}
@@ -442,14 +460,14 @@ func FuzzSchedules(f *testing.F) {
 			all = append(all, inputs[r]...)
 		}
 		op := opKinds[0]
-		switch alg % 10 {
+		switch alg % 11 {
 		case 0, 1: // Bcast
 			rs := newRanks(n, func(r int) (Schedule, [3][]byte) {
 				b := make([]byte, count*elem)
 				if r == root {
 					copy(b, inputs[root])
 				}
-				if alg%10 == 0 {
+				if alg%11 == 0 {
 					return BcastBinomial(n, r, root, count), [3][]byte{nil, b, nil}
 				}
 				return BcastScatterAllgather(n, r, root, count), [3][]byte{nil, b, nil}
@@ -458,11 +476,14 @@ func FuzzSchedules(f *testing.F) {
 			for r, x := range rs {
 				eq(t, fmt.Sprint("bcast rank ", r), x.bufs[BufRecv], inputs[root])
 			}
-		case 2, 3: // Reduce
+		case 2, 3, 10: // Reduce
 			rs := newRanks(n, func(r int) (Schedule, [3][]byte) {
 				in := reg(BufSend, 0, count)
-				if alg%10 == 2 {
+				switch alg % 11 {
+				case 2:
 					return ReduceBinomial(n, r, root, count, in, false), [3][]byte{inputs[r], make([]byte, count*elem), nil}
+				case 10:
+					return ReduceRabenseifner(n, r, root, count, in), [3][]byte{inputs[r], make([]byte, count*elem), nil}
 				}
 				return ReduceScatterGather(n, r, root, count, in), [3][]byte{inputs[r], make([]byte, count*elem), nil}
 			})
@@ -485,7 +506,7 @@ func FuzzSchedules(f *testing.F) {
 			rs := newRanks(n, func(r int) (Schedule, [3][]byte) {
 				recv := make([]byte, n*count*elem)
 				copy(recv[r*count*elem:], inputs[r])
-				if alg%10 == 6 {
+				if alg%11 == 6 {
 					return AllgatherBruck(n, r, count), [3][]byte{nil, recv, nil}
 				}
 				return AllgatherRing(n, r, count), [3][]byte{nil, recv, nil}
@@ -501,7 +522,7 @@ func FuzzSchedules(f *testing.F) {
 				for d := 0; d < n; d++ {
 					send = append(send, blk(r, d)...)
 				}
-				if alg%10 == 8 {
+				if alg%11 == 8 {
 					return AlltoallBruck(n, r, count, false), [3][]byte{send, make([]byte, n*count*elem), nil}
 				}
 				return AlltoallPairwise(n, r, count, false), [3][]byte{send, make([]byte, n*count*elem), nil}

@@ -45,8 +45,12 @@ func (c Config) ReduceSchedule(n, r, root, count, elem int, in Region, ordered b
 			alg = "reduce_scatter_gather"
 		}
 	}
-	if alg == "reduce_scatter_gather" && !ordered {
+	switch {
+	case ordered:
+	case alg == "reduce_scatter_gather":
 		return ReduceScatterGather(n, r, root, count, in)
+	case alg == "rabenseifner":
+		return ReduceRabenseifner(n, r, root, count, in)
 	}
 	return ReduceBinomial(n, r, root, count, in, ordered)
 }
@@ -61,8 +65,12 @@ func (c Config) AllreduceSchedule(n, r, count, elem int, ordered bool) Schedule 
 			alg = "ring"
 		}
 	}
-	if alg == "ring" && !ordered {
+	switch {
+	case ordered:
+	case alg == "ring":
 		return AllreduceRing(n, r, count)
+	case alg == "rabenseifner":
+		return AllreduceRabenseifner(n, r, count)
 	}
 	return AllreduceRecursiveDoubling(n, r, count)
 }

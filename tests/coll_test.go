@@ -20,6 +20,9 @@ var forced = []string{
 	"coll_tuned_scatter_algorithm", "linear",
 }
 
+// rabenseifner forces recursive halving + doubling on Reduce and Allreduce.
+var rabenseifner = []string{"coll_tuned_allreduce_algorithm", "rabenseifner", "coll_tuned_reduce_algorithm", "rabenseifner"}
+
 var bruck = []string{"coll_tuned_allgather_algorithm", "bruck", "coll_tuned_alltoall_algorithm", "bruck"}
 
 // Communicators and collectives under the real launcher (see tests/progs/coll
@@ -36,6 +39,7 @@ func TestCollectives(t *testing.T) {
 		{"all", []int{1, 2, 3, 5, 8}, nil},  // every collective, every root, in place, v-variants with zeros and gaps
 		{"all", []int{4, 5}, forced},
 		{"all", []int{6}, bruck},
+		{"all", []int{3, 6}, rabenseifner},
 		{"args", []int{1, 2, 5}, nil},         // argument errors, before anything is sent
 		{"logical", []int{1, 2, 3}, nil},      // LAnd, LOr, LXor give 1 or 0, also with nothing to combine
 		{"nonblocking", []int{2, 3, 8}, nil},  // outstanding, completed out of order, beside wildcard receives
@@ -43,6 +47,7 @@ func TestCollectives(t *testing.T) {
 		{"stress", []int{2, 5, 8}, nil},       // 2000 iterations with changing roots
 		{"determinism", []int{3, 8}, nil},     // bit-identical Allreduce on every rank
 		{"determinism", []int{5}, forced[:2]}, // ... with the ring algorithm too
+		{"determinism", []int{6}, rabenseifner[:2]},
 	}
 	for _, c := range cases {
 		for _, np := range c.nps {
