@@ -2,6 +2,7 @@ package coll
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/gorun-mpi/gorun/pml"
 )
@@ -18,6 +19,9 @@ type Engine struct {
 	// active are the operations started and not yet complete.
 	active []*Op
 	cache  scheds
+	// running is len(active), stored under mu: progress, which runs after
+	// every PML poll, returns at once without the lock when it is 0.
+	running atomic.Int32
 }
 
 // opPool recycles Ops with their request slots and scratch: a collective
@@ -98,6 +102,7 @@ func (e *Engine) Start(h *pml.Handle, c *pml.Comm, tag int, s Schedule, elem int
 		return
 	}
 	e.active = append(e.active, op)
+	e.running.Store(int32(len(e.active)))
 	e.mu.Unlock()
 	e.p.Progress() // a round of local sends may already be complete
 }
@@ -105,7 +110,7 @@ func (e *Engine) Start(h *pml.Handle, c *pml.Comm, tag int, s Schedule, elem int
 // progress advances every running operation as far as it goes; it is the
 // PML's progress hook.
 func (e *Engine) progress() int {
-	if !e.mu.TryLock() {
+	if e.running.Load() == 0 || !e.mu.TryLock() {
 		return 0
 	}
 	n := 0
@@ -126,6 +131,7 @@ func (e *Engine) progress() int {
 		e.active[i] = nil
 	}
 	e.active = keep
+	e.running.Store(int32(len(keep)))
 	e.mu.Unlock()
 	return n
 }

@@ -8,7 +8,11 @@ import (
 )
 
 // smComms builds two PMLs over one sm segment in this process.
-func smComms(t testing.TB) [2]*Comm {
+func smComms(t testing.TB) [2]*Comm { return smCommsSpin(t, 1<<30) }
+
+// smCommsSpin is smComms with a SpinCount of spin (1: a wait blocks after
+// its first idle poll).
+func smCommsSpin(t testing.TB, spin int) [2]*Comm {
 	hangGuard(t, hangDeadline)
 	mods := smPair(t)
 	var comms [2]*Comm
@@ -17,7 +21,7 @@ func smComms(t testing.TB) [2]*Comm {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := New(Config{Rank: r, Size: 2, Modules: []btl.Module{loop, mods[r]}, SpinCount: 1 << 30, UnexpectedLimit: 64 << 20})
+		p, err := New(Config{Rank: r, Size: 2, Modules: []btl.Module{loop, mods[r]}, SpinCount: spin, UnexpectedLimit: 64 << 20})
 		if err != nil {
 			t.Fatal(err)
 		}

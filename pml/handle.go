@@ -13,29 +13,39 @@ import (
 // Request, which is not, comes from a pool and goes back to it once the
 // operation has completed and no goroutine can reach it any more.
 //
-// Protocol (word = settled and recycled flags + a count of holders). A
+// Protocol (word = the settled and writing flags + a count of holders). A
 // Handle whose operation completed inside its start has h.r == nil and its
 // result in st and err from the start: it needs none of this. Otherwise:
-//   - a goroutine that wants the Request increments the count first, then
-//     looks at the flags; while it counts itself it may use h.r;
-//   - settle copies the completed Request's result into h (once, under mu)
-//     and sets settled; from then on nobody needs h.r;
-//   - whoever brings the count to 0 with settled set (and not recycled)
-//     claims recycled with a CAS and recycles the Request: no goroutine
-//     holds it then, and any later one sees settled and never touches it.
+//   - a goroutine that wants the Request (hold) increments the count, then
+//     looks at the flags: unsettled, it is a holder and may use h.r until
+//     it drops its count; settled, it uses st and err and never touches
+//     h.r, nor drops the count it added (a late hold, harmless: it only
+//     keeps the Request from being recycled, so the GC takes it);
+//   - a holder that finds the Request complete settles: it claims writing
+//     with a CAS, copies the result into st and err, then in one atomic add
+//     sets settled, clears writing and drops its own count; a holder that
+//     finds writing or settled already set reads the result from the
+//     Request it still holds and just drops its count;
+//   - the drop that leaves the word at exactly settled (no holder, nobody
+//     writing) recycles the Request. It happens at most once: at that
+//     point every counted holder has dropped, and later holds are all
+//     late ones, which never drop.
+//
+// A Wait on a pending operation so costs three atomic operations on the
+// word (hold, claim, settle) and none on a mutex.
 type Handle struct {
 	p    *PML
 	r    *Request // the operation; immutable once the handle is handed out
 	word atomic.Uint32
 	send bool
-	mu   sync.Mutex // serializes settle
 	st   Status
 	err  error
 }
 
 const (
-	hSettled  = 1 << 31 // the result is in st and err
-	hRecycled = 1 << 30 // r went back to the pool; the low bits count holders
+	hSettled = 1 << 31 // the result is in st and err
+	hWriting = 1 << 30 // a holder is copying the result into st and err
+	// the low bits count holders
 )
 
 var (
@@ -58,11 +68,15 @@ func recycle(r *Request) {
 }
 
 // reset zeroes a completed Request that no goroutine can reach any more,
-// for reuse. One that had a waiter (whose closure may still hold its
-// channel) is not reset and goes to the GC instead: reset reports false.
+// for reuse. One whose completion may still be touching it (finish waking
+// a waiter, stWoken not yet set) is not reset and goes to the GC instead:
+// reset reports false. A Request that had a waiter is reused once finish
+// is done with it, so a Recv that blocks allocates no Request.
 func reset(r *Request) bool {
-	if !r.early && r.state.Load() != stDone {
-		return false
+	if !r.early {
+		if s := r.state.Load(); s != stDone && s != stDone|stWaiter|stWoken {
+			return false
+		}
 	}
 	*r = Request{}
 	return true
@@ -109,49 +123,56 @@ func (h *Handle) adopt(r *Request) {
 }
 
 // hold counts the caller as a holder. It returns the Request to use, or
-// nil when the result is already in h; either way the caller ends with
-// release.
+// nil when the result is already in h (then the caller does not release).
 func (h *Handle) hold() *Request {
-	if h.r == nil || h.word.Add(1)&hSettled != 0 {
+	if h.r == nil || h.word.Load()&hSettled != 0 || h.word.Add(1)&hSettled != 0 {
 		return nil
 	}
 	return h.r
 }
 
-// release ends a hold; the last one once the result is settled recycles
-// the Request.
+// release ends a hold that did not settle; the last one once the result
+// is settled recycles the Request.
 func (h *Handle) release() {
-	if h.r != nil && h.word.Add(^uint32(0)) == hSettled && h.word.CompareAndSwap(hSettled, hSettled|hRecycled) {
+	if h.word.Add(^uint32(0)) == hSettled {
 		recycle(h.r)
 	}
 }
 
-// settle moves the result of the completed r into h (once) and returns it.
-// The caller holds r.
+// settle ends a hold on the completed r: it moves r's result into h (once)
+// and returns it; the last holder recycles r.
 func (h *Handle) settle(r *Request) (Status, error) {
-	h.mu.Lock()
-	if h.word.Load()&hSettled == 0 {
-		h.st, h.err = r.status, r.err
-		h.word.Or(hSettled)
+	st, err := r.status, r.err // final, and r is ours until we drop our count
+	for {
+		w := h.word.Load()
+		if w&(hSettled|hWriting) != 0 {
+			h.release() // another holder settles (or did)
+			return st, err
+		}
+		if h.word.CompareAndSwap(w, w|hWriting) {
+			break
+		}
 	}
-	st, err := h.st, h.err
-	h.mu.Unlock()
+	h.st, h.err = st, err
+	if h.word.Add(hSettled-hWriting-1) == hSettled {
+		recycle(r)
+	}
 	return st, err
 }
 
-// result reads the settled result. Reading it without mu is safe: it was
-// written before the settled flag, which the caller has seen.
+// result reads the settled result. Reading it without a lock is safe: it
+// was written before the settled flag, which the caller has seen.
 func (h *Handle) result() (Status, error) { return h.st, h.err }
 
 // Wait blocks until the operation completes or ctx ends (ctx may be nil);
 // on ctx's end the request stays valid.
 func (h *Handle) Wait(ctx context.Context) (Status, error) {
-	defer h.release()
 	r := h.hold()
 	if r == nil {
 		return h.result()
 	}
 	if err := h.p.Wait(ctx, r); err != nil {
+		h.release()
 		return Status{}, err
 	}
 	return h.settle(r)
@@ -159,7 +180,6 @@ func (h *Handle) Wait(ctx context.Context) (Status, error) {
 
 // Test drives progress once and reports whether the operation completed.
 func (h *Handle) Test() (Status, bool, error) {
-	defer h.release()
 	r := h.hold()
 	if r == nil {
 		st, err := h.result()
@@ -168,7 +188,9 @@ func (h *Handle) Test() (Status, bool, error) {
 	if !r.Done() {
 		h.p.Progress()
 		if !r.Done() {
-			if h.p.closed.Load() {
+			closed := h.p.closed.Load()
+			h.release()
+			if closed {
 				// Nothing can complete it any more: a loop of Tests
 				// must end, with the error a Wait would return.
 				return Status{}, true, errClosed
@@ -185,18 +207,24 @@ func (h *Handle) Cancel() error {
 	if h.send {
 		return errCancelSend
 	}
-	defer h.release()
-	if r := h.hold(); r != nil {
-		return r.Cancel()
+	r := h.hold()
+	if r == nil {
+		return nil
 	}
-	return nil
+	err := r.Cancel()
+	h.release()
+	return err
 }
 
 // Done reports whether the operation has completed.
 func (h *Handle) Done() bool {
-	defer h.release()
 	r := h.hold()
-	return r == nil || r.Done()
+	if r == nil {
+		return true
+	}
+	d := r.Done()
+	h.release()
+	return d
 }
 
 // PML returns the engine h belongs to.

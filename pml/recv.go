@@ -176,7 +176,8 @@ func (p *PML) deliverLocked(r *Request, src int, h *matchHdr, rndv bool, payload
 		if h.flags&flagSync != 0 {
 			p.sendAckLocked(src, h.sreq, 0, 0, 0)
 		}
-		r.finish(Status{Source: r.source(src), Tag: r.tag, Count: n}, truncErr(len(payload), len(r.buf), r.source(src), r.tag))
+		// Just matched: no queue or table holds r, nothing else can finish it.
+		r.complete(Status{Source: r.source(src), Tag: r.tag, Count: n}, truncErr(len(payload), len(r.buf), r.source(src), r.tag))
 		return rndvJob{}
 	}
 	r.size = int(h.size)

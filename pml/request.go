@@ -32,8 +32,9 @@ type Request struct {
 	kind uint8
 	// state: stDone is set by finish after status and err; stWaiter by a
 	// goroutine about to block on waitCh. finish touches nothing of r after
-	// setting stDone unless stWaiter was set, so a request with no waiter
-	// may be recycled as soon as stDone is seen.
+	// setting stDone unless stWaiter was set; then it wakes the waiter and
+	// sets stWoken, after which it touches nothing either. So a request
+	// may be recycled once it shows stDone alone or all three (reset).
 	state atomic.Uint32
 	// finished guards finish against a second completion (peer loss racing
 	// a normal completion).
@@ -82,6 +83,7 @@ func (r *Request) source(world int) int {
 const (
 	stDone = 1 << iota
 	stWaiter
+	stWoken // finish has woken the waiter and is done with r
 )
 
 // Done reports whether the request has completed.
@@ -93,6 +95,16 @@ func (r *Request) finish(st Status, err error) bool {
 	if !r.finished.CompareAndSwap(false, true) {
 		return false
 	}
+	r.complete(st, err)
+	return true
+}
+
+// complete is finish for a request that nothing else can complete: a
+// receive the matching engine has just handed out (deliverLocked), which
+// is in no queue or table any more, so the claim on finished that guards
+// against a second completion is not needed (one locked instruction less
+// per message).
+func (r *Request) complete(st Status, err error) {
 	r.status, r.err = st, err
 	if r.kind == kindSend {
 		r.p.activeSends.Add(-1)
@@ -104,8 +116,8 @@ func (r *Request) finish(st Status, err error) bool {
 			r.waitCh = nil
 		}
 		r.wmu.Unlock()
+		r.state.Or(stWoken) // the last touch of r
 	}
-	return true
 }
 
 // doneUnshared completes r, with a zero Status and no error, while no other

@@ -1,0 +1,101 @@
+package pml
+
+import (
+	"sync"
+	"testing"
+)
+
+// TestResetStates: a completed Request is reusable unless its completion
+// may still be touching it (finish waking a waiter it has not finished
+// waking).
+func TestResetStates(t *testing.T) {
+	for _, tc := range []struct {
+		state uint32
+		early bool
+		want  bool
+	}{
+		{0, false, false},
+		{0, true, true},
+		{stDone, false, true},
+		{stWaiter, false, false},
+		{stDone | stWaiter, false, false},
+		{stDone | stWaiter | stWoken, false, true},
+	} {
+		r := &Request{kind: kindRecv, early: tc.early, peer: 3}
+		r.state.Store(tc.state)
+		if got := reset(r); got != tc.want {
+			t.Errorf("reset of a Request in state %#x (early %v) = %v, want %v", tc.state, tc.early, got, tc.want)
+		}
+		if tc.want && (r.peer != 0 || r.state.Load() != 0) {
+			t.Errorf("reset of a Request in state %#x left %+v", tc.state, r)
+		}
+	}
+}
+
+// TestFinishWakesThenReusable: once finish has woken a blocked waiter and
+// set stWoken, the Request is reusable (no allocation per blocking Recv).
+func TestFinishWakesThenReusable(t *testing.T) {
+	for range 100 {
+		r := &Request{kind: kindRecv}
+		ch := r.waitChan()
+		if ch == nil {
+			t.Fatal("waitChan of a pending request returned nil")
+		}
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.finish(Status{Count: 5}, nil)
+		}()
+		<-ch
+		wg.Wait()
+		if s := r.state.Load(); s != stDone|stWaiter|stWoken {
+			t.Fatalf("state after finish woke its waiter = %#x, want %#x", s, stDone|stWaiter|stWoken)
+		}
+		if r.status.Count != 5 || !reset(r) {
+			t.Fatalf("completed, woken Request: status %+v, reset refused", r.status)
+		}
+	}
+}
+
+// TestBlockingRecvReusesRequest: ranks that block in every Recv (spin
+// count 1) reuse the blocking call's Request instead of leaving one to
+// the GC per blocked receive.
+func TestBlockingRecvReusesRequest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a segment")
+	}
+	c := smCommsSpin(t, 1)
+	const n = 300
+	buf0, buf1 := make([]byte, 8, 4096), make([]byte, 8, 4096)
+	made := reqsMade.Load()
+	done := make(chan error, 1)
+	go func() {
+		for range n {
+			if _, err := c[1].Recv(buf1, 0, 1); err != nil {
+				done <- err
+				return
+			}
+			if err := c[1].Send(buf1, 0, 1, false); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	for range n {
+		if err := c[0].Send(buf0, 1, 1, false); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c[0].Recv(buf0, 1, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	// A handful for the spares and the pool; not one per blocked Recv.
+	if m := reqsMade.Load() - made; m > 8 {
+		t.Errorf("%d blocking receives made %d Requests; want them reused", 2*n, m)
+	}
+}
