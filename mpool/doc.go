@@ -7,16 +7,18 @@
 //
 // Layout (see Plan, the single pure function used by the creator and every
 // attacher): a 256-byte Header, then one region per local rank holding its
-// control block, its receive FIFO, its eager fragments and its max-size
-// fragments. Every region starts on a 64-byte cache line. Memory is O(N) in
-// the number of local ranks (Open MPI's smcuda is O(N²): a FIFO per pair):
+// control block, its receive FIFO, its fast boxes, its eager fragments and
+// its max-size fragments. Every region starts on a 64-byte cache line.
+// Memory is O(N) in the number of local ranks (Open MPI's smcuda is O(N²):
+// a FIFO per pair):
 //
-//	bytes(N) = 256 + N·(Ctl + Slots·SlotSize + EagerFrags·EagerFragSize + MaxFrags·MaxFragSize)
+//	bytes(N) = 256 + N·(Ctl + Slots·SlotSize + Boxes·BoxSize + EagerFrags·EagerFragSize + MaxFrags·MaxFragSize)
 //
-// rounded up to a 4 KiB page. With btl/sm's defaults (Ctl 256 B, 256 slots
-// of 128 B, 32 fragments of 4 KiB+64 B and 32 of 32 KiB+64 B) a rank costs
-// 1.16 MiB (1,216,768 B): N=2 2.3 MiB, N=8 9.3 MiB, N=32 37.1 MiB, N=64 74.3 MiB
-// (pinned by TestPlanBytesPerN).
+// rounded up to a 4 KiB page. Without boxes (Ctl 256 B, 256 slots of 128 B,
+// 32 fragments of 4 KiB+64 B and 32 of 32 KiB+64 B) a rank costs 1.16 MiB
+// (1,216,768 B): N=2 2.3 MiB, N=8 9.3 MiB, N=32 37.1 MiB, N=64 74.3 MiB
+// (pinned by TestPlanBytesPerN). btl/sm asks for min(32, N-1) boxes of
+// 16 KiB+128 B per rank (1.43× at N=64: 106.5 MiB; its TestSegmentBytesPerN).
 //
 // Life of a segment: local rank 0 creates the file
 // <dir>/gorun-<uid>-<jobid>-<random>.seg (dir is btl_sm_backing_directory,

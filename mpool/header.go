@@ -12,7 +12,7 @@ const Magic uint64 = 0x4745536e75726f67
 
 // LayoutVersion is the version of the Header and of Plan's arithmetic. Bump it
 // whenever either changes; attachers refuse any other version.
-const LayoutVersion uint32 = 3 // 2: sm control blocks in 128-byte line pairs; 3: the creator's Token
+const LayoutVersion uint32 = 4 // 2: sm control blocks in 128-byte line pairs; 3: the creator's Token; 4: fast boxes
 
 // ErrHeader is wrapped by every error about a segment whose Header does not
 // match what this rank expects.
@@ -38,7 +38,8 @@ type Header struct {
 	_                         [8]byte
 	Attached                  atomic.Uint32 // line 2: ranks that called Attach
 	_                         [60]byte
-	_                         [64]byte // line 3: reserved
+	Boxes, BoxSize            uint64   // line 3: fast boxes per rank and their size
+	_                         [48]byte // rest of line 3: reserved
 }
 
 // Compile-time check that Header fits in HeaderSize.
@@ -54,6 +55,7 @@ func (h *Header) init(l *Layout, pid int, tok Token) {
 	h.CtlSize, h.Slots, h.SlotSize = uint64(p.CtlSize), uint64(p.Slots), uint64(p.SlotSize)
 	h.EagerFrags, h.EagerFragSize = uint64(p.EagerFrags), uint64(p.EagerFragSize)
 	h.MaxFrags, h.MaxFragSize = uint64(p.MaxFrags), uint64(p.MaxFragSize)
+	h.Boxes, h.BoxSize = uint64(p.Boxes), uint64(p.BoxSize)
 	// Magic last: a reader that sees it sees the rest (all of this happens
 	// before the descriptor is published, which orders it anyway).
 	atomic.StoreUint64(&h.Magic, Magic)
@@ -82,6 +84,8 @@ func (h *Header) check(path string, l *Layout) error {
 		{"eager fragment size (btl_sm_eager_limit)", h.EagerFragSize, uint64(p.EagerFragSize)},
 		{"max-size fragments (btl_sm_free_list_max)", h.MaxFrags, uint64(p.MaxFrags)},
 		{"max-size fragment size (btl_sm_max_send_size)", h.MaxFragSize, uint64(p.MaxFragSize)},
+		{"fast boxes per rank (btl_sm_fbox_max)", h.Boxes, uint64(p.Boxes)},
+		{"fast box size (btl_sm_fbox_size)", h.BoxSize, uint64(p.BoxSize)},
 		{"segment size", h.Size, uint64(l.Size)},
 	}
 	for _, f := range fields {

@@ -33,6 +33,8 @@ type Params struct {
 	EagerFragSize int64 // bytes per eager fragment; a multiple of CacheLine
 	MaxFrags      int64 // max-size fragments owned by the rank
 	MaxFragSize   int64 // bytes per max-size fragment; a multiple of CacheLine
+	Boxes         int64 // fast boxes in the rank's region (btl/sm: min(btl_sm_fbox_max, ranks-1))
+	BoxSize       int64 // bytes per fast box; a multiple of CacheLine (0 when Boxes is 0)
 	MinSize       int64 // the segment is at least this large (btl_sm_segment_min_size)
 }
 
@@ -40,6 +42,7 @@ type Params struct {
 type Region struct {
 	Ctl   int64 // control block
 	FIFO  int64 // first FIFO slot
+	Box   int64 // first fast box
 	Eager int64 // first eager fragment
 	Max   int64 // first max-size fragment
 	End   int64 // first byte after the region
@@ -77,11 +80,20 @@ func Plan(nLocal int, p Params) (Layout, error) {
 	if err := checkFrags("max-size", p.MaxFrags, p.MaxFragSize); err != nil {
 		return Layout{}, err
 	}
+	if p.Boxes < 0 || p.Boxes > MaxLocal {
+		return Layout{}, fmt.Errorf("%w: %d fast boxes per rank; allowed 0..%d", ErrLayout, p.Boxes, MaxLocal)
+	}
+	if err := checkMultiple("fast box size", p.BoxSize, p.Boxes == 0); err != nil {
+		return Layout{}, err
+	}
+	if p.BoxSize > 1<<24 {
+		return Layout{}, fmt.Errorf("%w: fast box size %d; allowed at most %d", ErrLayout, p.BoxSize, 1<<24)
+	}
 	if p.MinSize < 0 || p.MinSize > maxSegment {
 		return Layout{}, fmt.Errorf("%w: minimum size %d; allowed 0..%d", ErrLayout, p.MinSize, int64(maxSegment))
 	}
 	// Each term is below 2^40 (checked), so the sum cannot overflow int64.
-	stride := p.CtlSize + p.Slots*p.SlotSize + p.EagerFrags*p.EagerFragSize + p.MaxFrags*p.MaxFragSize
+	stride := p.CtlSize + p.Slots*p.SlotSize + p.Boxes*p.BoxSize + p.EagerFrags*p.EagerFragSize + p.MaxFrags*p.MaxFragSize
 	if stride > maxSegment/int64(nLocal) {
 		return Layout{}, fmt.Errorf("%w: %d ranks of %d bytes each exceed %d bytes", ErrLayout, nLocal, stride, int64(maxSegment))
 	}
@@ -97,7 +109,8 @@ func (l *Layout) Rank(i int) Region {
 	base := HeaderSize + int64(i)*l.Stride
 	p := &l.Params
 	r := Region{Ctl: base, FIFO: base + p.CtlSize}
-	r.Eager = r.FIFO + p.Slots*p.SlotSize
+	r.Box = r.FIFO + p.Slots*p.SlotSize
+	r.Eager = r.Box + p.Boxes*p.BoxSize
 	r.Max = r.Eager + p.EagerFrags*p.EagerFragSize
 	r.End = r.Max + p.MaxFrags*p.MaxFragSize
 	return r

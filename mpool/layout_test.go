@@ -135,7 +135,7 @@ func checkLayout(t *testing.T, l Layout) {
 	prevEnd := int64(HeaderSize)
 	for i := 0; i < l.NLocal; i++ {
 		r := l.Rank(i)
-		offs := []int64{r.Ctl, r.FIFO, r.Eager, r.Max, r.End}
+		offs := []int64{r.Ctl, r.FIFO, r.Box, r.Eager, r.Max, r.End}
 		if r.Ctl != prevEnd {
 			t.Fatalf("rank %d starts at %d, previous region ends at %d", i, r.Ctl, prevEnd)
 		}
@@ -147,7 +147,8 @@ func checkLayout(t *testing.T, l Layout) {
 				t.Fatalf("rank %d offsets out of order: %v", i, offs)
 			}
 		}
-		if r.FIFO-r.Ctl != l.Params.CtlSize || r.Eager-r.FIFO != l.Params.Slots*l.Params.SlotSize ||
+		if r.FIFO-r.Ctl != l.Params.CtlSize || r.Box-r.FIFO != l.Params.Slots*l.Params.SlotSize ||
+			r.Eager-r.Box != l.Params.Boxes*l.Params.BoxSize ||
 			r.Max-r.Eager != l.Params.EagerFrags*l.Params.EagerFragSize || r.End-r.Max != l.Params.MaxFrags*l.Params.MaxFragSize {
 			t.Fatalf("rank %d regions %v do not match params %+v", i, offs, l.Params)
 		}
@@ -177,7 +178,15 @@ func FuzzPlan(f *testing.F) {
 	f.Add(3, int64(64), int64(3), int64(64), int64(1), int64(64), int64(1), int64(64), int64(0))
 	f.Add(3, int64(65), int64(4), int64(100), int64(-1), int64(64), int64(1), int64(63), int64(-1))
 	f.Fuzz(func(t *testing.T, n int, ctl, slots, slotSize, eN, eSize, mN, mSize, minSize int64) {
-		p := Params{ctl, slots, slotSize, eN, eSize, mN, mSize, minSize}
+		// The fast boxes reuse two of the inputs: as many boxes as ranks
+		// but one (capped at 32, btl/sm's default), of eSize+mSize bytes.
+		boxes := min(max(int64(n)-1, 0), 32)
+		p := Params{CtlSize: ctl, Slots: slots, SlotSize: slotSize, EagerFrags: eN, EagerFragSize: eSize,
+			MaxFrags: mN, MaxFragSize: mSize, Boxes: boxes, BoxSize: eSize + mSize, MinSize: minSize}
+		if p.BoxSize < 0 || p.BoxSize > 1<<24 {
+			p.BoxSize = 0
+			p.Boxes = 0
+		}
 		l, err := Plan(n, p)
 		if err != nil {
 			if !errors.Is(err, ErrLayout) {

@@ -46,11 +46,43 @@
 //     at most 64 peers per check, round robin: a loss is noticed within
 //     ceil((N-1)/64) checks (one check up to 65 ranks; at 1024 ranks 16, i.e.
 //     ~80 ms while polling, ~0.8 s asleep), and a check costs O(1), not O(N).
+//   - Fast boxes (Open MPI vader's fbox): once a rank has sent
+//     btl_sm_fbox_threshold (16) messages to a peer, it takes one of the
+//     btl_sm_fbox_max (32) boxes of the peer's region (one atomic add on the
+//     peer's control block, once per pair; a region holds min(fbox_max,
+//     N-1) boxes, 16 KiB each by default, so memory stays O(N): at 64 ranks
+//     1.43× the segment without boxes) and announces it with a kindBox slot
+//     in the peer's FIFO. From then on messages up to a quarter of the box
+//     (hdr+payload, 4 KiB by default) are appended to that single-writer
+//     ring with plain stores and a release store of the record's header
+//     (box.go): no locked instruction, no fragment, no ack. The receiver
+//     polls only the boxes announced to it, 4 per Progress, round robin, up
+//     to 32 records each, and publishes its read position when it has
+//     consumed half a box or found it empty; the sender reads that position
+//     only when its cached copy says the box is full. A full box, a larger
+//     message or a non-empty pending queue uses the FIFO as before.
+//     A sleeping receiver is woken for a box record by the sender's armed
+//     check after publishing; the store-then-load on both sides is fenced
+//     by the receiver alone, with membarrier before it sleeps
+//     (membarrier.go), or by the sender (an atomic store) where the kernel
+//     refuses membarrier.
+//   - Box/FIFO order: sends to one peer hold that peer's in-process lock
+//     (peer.mu), which makes the box single-writer and gives every data
+//     message of the pair, once the box is announced, a pair sequence
+//     number (1, 2, ..., skipping 0), in Send order, whichever way it goes.
+//     Box records carry it in their header, FIFO slots in elem.pseq (0:
+//     sent before the box). The receiver delivers a box record only if its
+//     number is the next one expected; a FIFO slot with number s first
+//     delivers the pair's box records up to s-1, which are already
+//     published (the sender stored them before it claimed the slot). So
+//     the pair's messages are delivered in Send order across box and FIFO
+//     (MPI non-overtaking); TestBoxFIFOOrderStress checks it under -race.
 //   - Single copy: at New every rank reads a magic word from its next 4 peers with
 //     process_vm_readv; success sets Attributes().SingleCopy.
 //
-// Invariants: slots are delivered in slot order, so fragments from one sender
-// arrive in Send order; every fragment handed out is either on a pending
+// Invariants: slots are delivered in slot order, and a pair's box records
+// and FIFO slots in pair sequence order, so messages from one sender arrive
+// in Send order; every fragment handed out is either on a pending
 // queue, in a receiver's FIFO, with a receiver, or in an ack on its way back
 // (or abandoned with a lost peer); data from the segment is never trusted
 // (sender rank, tag, length, offset are checked). The hot path does no

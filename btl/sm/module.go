@@ -34,7 +34,12 @@ type Module struct {
 	layout mpool.Layout
 	attrs  btl.Attributes
 
-	inlineLimit int // payloads up to this travel in consecutive FIFO slots
+	inlineLimit int          // payloads up to this travel in consecutive FIFO slots
+	nboxes      int          // fast boxes in each rank's region
+	boxMsgMax   int          // hdr+payload up to this travel in a fast box
+	boxFence    bool         // no membarrier: box records are published with a full fence
+	boxList     []*boxIn     // our boxes in use, for Sleep: entries below nBoxIn are set
+	nBoxIn      atomic.Int32 // entries of boxList in use
 
 	ctl      *ctl   // this rank's control block
 	fifo     []elem // this rank's receive FIFO
@@ -70,6 +75,9 @@ type progState struct {
 	gather   []byte // a multi-slot inline message, reassembled
 	tick     uint32 // Progress calls, for the peer-check clock
 	lastChk  time.Time
+	boxes    []*boxIn // our boxes in use, in the order they were announced
+	nextBox  int      // index in boxes of the next box to poll
+	boxOwner []int    // by box: 1 + the rank that took it, 0 while free
 }
 
 // peer is what this rank knows about one other rank.
@@ -94,6 +102,16 @@ type peer struct {
 	reported bool    // OnPeerLost called; progMu
 	pid      int
 	self     *ctl // our own control block, where claimN announces its claims (gone.go)
+
+	// Fast box to p (sender side), guarded by mu. seq is the pair sequence
+	// number of the last data message sent since the box was announced.
+	sends  int     // data messages sent to p, counted up to btl_sm_fbox_threshold
+	noBox  bool    // p's region had no box left for us: never ask again
+	boxIdx uint64  // 1 + the box of p's region we took (0: none yet)
+	out    *boxOut // our box in p's region, once announced
+	seq    uint32
+
+	in *boxIn // p's box in our region, once announced (receiver side); progMu
 }
 
 var _ btl.Module = (*Module)(nil)
@@ -121,7 +139,7 @@ func NewWithConfig(job Job, cfg Config, log hclog.Logger) (*Module, error) {
 	if cfg.AttachTimeout == 0 {
 		cfg.AttachTimeout = 60 * time.Second
 	}
-	layout, err := mpool.Plan(job.Size, cfg.LayoutParams())
+	layout, err := mpool.Plan(job.Size, cfg.LayoutParams(job.Size))
 	if err != nil {
 		return nil, fmt.Errorf("btl/sm: %w", err)
 	}
@@ -186,6 +204,11 @@ func newModule(job Job, cfg Config, log hclog.Logger, seg *mpool.Segment, layout
 	m.prog.ackPeers = make([]int, 0, job.Size)
 	m.inlineLimit = cfg.EffectiveInlineLimit()
 	m.prog.gather = make([]byte, m.inlineLimit+btl.MaxHeader)
+	m.nboxes = cfg.Boxes(job.Size)
+	m.boxMsgMax = cfg.BoxMsgMax()
+	m.boxFence = !registerMembarrier()
+	m.boxList = make([]*boxIn, m.nboxes)
+	m.prog.boxOwner = make([]int, m.nboxes)
 	m.prog.lastChk = time.Now()
 	return m
 }

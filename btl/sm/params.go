@@ -21,6 +21,9 @@ type Config struct {
 	BackingDir     string // btl_sm_backing_directory
 	SegmentMinSize int64  // btl_sm_segment_min_size
 	SingleCopy     string // btl_sm_single_copy: "auto" or "none"
+	FboxThreshold  int    // btl_sm_fbox_threshold
+	FboxMax        int    // btl_sm_fbox_max
+	FboxSize       int    // btl_sm_fbox_size
 
 	// Not MCA parameters.
 	AttachTimeout time.Duration    // how long New waits for the other ranks; 0 means 60 s
@@ -52,6 +55,12 @@ var Params = mca.Declare("btl_sm", []mca.Field[Config]{
 		"lower bound on the shared segment's size"),
 	mca.Enum("btl_sm_single_copy", "auto", []string{"auto", "none"}, func(c *Config) *string { return &c.SingleCopy },
 		"use process_vm_readv for large messages when the kernel permits it (auto) or never (none)"),
+	mca.Int("btl_sm_fbox_threshold", "16", 1, 1<<30, func(c *Config) *int { return &c.FboxThreshold },
+		"messages a rank sends to one peer before it gives the pair a fast box (a ring in the peer's region that it fills without atomics)"),
+	mca.Int("btl_sm_fbox_max", "32", 0, 1<<16, func(c *Config) *int { return &c.FboxMax },
+		"fast boxes each rank's region holds, so at most this many senders get one (the segment reserves min(this, ranks-1) per rank); 0 disables fast boxes"),
+	mca.Size("btl_sm_fbox_size", "16k", 1<<10, 128<<10, func(c *Config) *int { return &c.FboxSize },
+		"bytes of one fast box's ring, a power of two; messages up to a quarter of it (PML header included) travel in it"),
 },
 	mca.Rule[Config]{Names: []string{"btl_sm_eager_limit", "btl_sm_max_send_size"}, Check: func(c *Config) string {
 		if c.EagerLimit > c.MaxSendSize {
@@ -68,6 +77,12 @@ var Params = mca.Declare("btl_sm", []mca.Field[Config]{
 	mca.Rule[Config]{Names: []string{"btl_sm_fifo_lazy_free", "btl_sm_fifo_size"}, Check: func(c *Config) string {
 		if c.LazyFree > c.FIFOSize/2 {
 			return "a receiver releases at most half of its FIFO at once"
+		}
+		return ""
+	}},
+	mca.Rule[Config]{Names: []string{"btl_sm_fbox_size"}, Check: func(c *Config) string {
+		if c.FboxSize&(c.FboxSize-1) != 0 {
+			return "the fast box size must be a power of two"
 		}
 		return ""
 	}},
@@ -109,10 +124,22 @@ func (c *Config) maxInlineLimit() int {
 func (c *Config) EagerFragSize() int64 { return roundUp(int64(c.EagerLimit) + btl.MaxHeader) }
 func (c *Config) MaxFragSize() int64   { return roundUp(int64(c.MaxSendSize) + btl.MaxHeader) }
 
-// LayoutParams is the mpool sizing this configuration implies.
-func (c *Config) LayoutParams() mpool.Params {
+// Boxes is the number of fast boxes in each rank's region for a job of n
+// ranks: btl_sm_fbox_max, but no more than there are other ranks.
+func (c *Config) Boxes(n int) int { return max(0, min(c.FboxMax, n-1)) }
+
+// BoxMsgMax is the largest message (hdr+payload) that travels in a fast box.
+func (c *Config) BoxMsgMax() int { return c.FboxSize / 4 }
+
+// BoxStride is the bytes one fast box takes in the segment.
+func (c *Config) BoxStride() int64 { return boxCtlSize + int64(c.FboxSize) }
+
+// LayoutParams is the mpool sizing this configuration implies for a job of
+// n ranks.
+func (c *Config) LayoutParams(n int) mpool.Params {
 	return mpool.Params{
 		CtlSize: ctlSize, Slots: int64(c.FIFOSize), SlotSize: elemSize,
+		Boxes: int64(c.Boxes(n)), BoxSize: c.BoxStride(),
 		EagerFrags: int64(c.FreeListMax), EagerFragSize: c.EagerFragSize(),
 		MaxFrags: int64(c.FreeListMax), MaxFragSize: c.MaxFragSize(),
 		MinSize: c.SegmentMinSize,

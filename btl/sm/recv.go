@@ -26,6 +26,7 @@ func (m *Module) Progress() int {
 		return 0
 	}
 	n := m.poll()
+	n += m.pollBoxes()
 	if len(m.prog.ackPeers) > 0 {
 		m.flushAcks()
 	}
@@ -70,6 +71,8 @@ func (m *Module) poll() int {
 			k = m.deliver(e, st.tail)
 		case kindAck:
 			m.takeAcks(e)
+		case kindBox:
+			m.addBox(int(e.src), e.frag)
 		default:
 			m.log.Error("dropping FIFO slot of unknown kind", "kind", e.kind, "src", e.src, "slot", st.tail)
 		}
@@ -107,6 +110,9 @@ func (m *Module) deliver(e *elem, h uint64) int {
 		return 1
 	}
 	fn := m.recv[tag]
+	if e.pseq != 0 {
+		m.catchUp(src, e.pseq)
+	}
 	if off == 0 {
 		switch {
 		case n <= inlineMax:
@@ -191,7 +197,7 @@ func (m *Module) flushAcks() {
 			for i := 0; i < k; i++ {
 				e.data[i] = uint64(p.acks[i])
 			}
-			e.setHeader(m.rank, kindAck, 0, k, 0)
+			e.setHeader(m.rank, kindAck, 0, k, 0, 0)
 			m.publish(p, e, h)
 			p.acks = p.acks[:copy(p.acks, p.acks[k:])]
 		}

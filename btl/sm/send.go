@@ -44,7 +44,7 @@ func (p *peer) claimN(slots, k uint64) (*elem, uint64, bool) {
 // consecutive slots of p's FIFO: the continuations first (data and seq),
 // then the first slot, whose seq publishes them all. It reports false when
 // the FIFO has not enough free slots.
-func (m *Module) sendInline(p *peer, tag btl.Tag, hdr, payload []byte) bool {
+func (m *Module) sendInline(p *peer, tag btl.Tag, hdr, payload []byte, seq uint32) bool {
 	n := len(hdr) + len(payload)
 	k := inlineSlots(n)
 	e, h, ok := p.claimN(m.mask+1, uint64(k))
@@ -61,7 +61,7 @@ func (m *Module) sendInline(p *peer, tag btl.Tag, hdr, payload []byte) bool {
 		rest = rest[copy(c.cont(), rest):]
 		storeSeq(&c.seq, h+uint64(i)+1) // ordered before the first slot's publish
 	}
-	e.setHeader(m.rank, kindData, tag, n, 0)
+	e.setHeader(m.rank, kindData, tag, n, 0, seq)
 	m.publish(p, e, h)
 	return true
 }
@@ -69,9 +69,11 @@ func (m *Module) sendInline(p *peer, tag btl.Tag, hdr, payload []byte) bool {
 // setHeader writes slot e's header, everything but seq, whose store
 // publishes the slot (publish): the one place a slot header is written.
 // n is the bytes of hdr+payload (kindData) or the offsets in data
-// (kindAck); frag the fragment holding the data, 0 when inline.
-func (e *elem) setHeader(src int, kind uint8, tag btl.Tag, n int, frag int64) {
-	e.frag, e.src, e.length, e.tag, e.kind = uint64(frag), uint32(src), uint32(n), uint8(tag), kind
+// (kindAck); frag the fragment holding the data, 0 when inline (kindBox:
+// the box number); seq the pair sequence number (0 before the pair has a
+// fast box, and for other kinds).
+func (e *elem) setHeader(src int, kind uint8, tag btl.Tag, n int, frag int64, seq uint32) {
+	e.frag, e.src, e.length, e.tag, e.kind, e.pseq = uint64(frag), uint32(src), uint32(n), uint8(tag), kind, seq
 }
 
 // publish makes slot h visible to p's receiver, then wakes it if it sleeps.
@@ -115,37 +117,89 @@ func (m *Module) Send(dst int, tag btl.Tag, hdr, payload []byte, c btl.Completio
 }
 
 // send is Send once the arguments are checked and the caller is counted.
+// Sends to one peer are serialized by its mu (an in-process lock): that is
+// what orders the box and the FIFO (doc.go), and what makes the box's ring
+// single-writer.
 func (m *Module) send(dst int, tag btl.Tag, hdr, payload []byte, c btl.Completion) (bool, error) {
 	p := &m.peers[dst]
 	if p.lost.Load() {
 		return false, errPeerLost(dst)
 	}
 	n := len(hdr) + len(payload)
-	if p.npending.Load() == 0 {
-		if n <= inlineMax {
-			if e, h, ok := p.claim(m.mask + 1); ok {
-				e.setHeader(m.rank, kindData, tag, n, 0)
-				b := e.inline()
-				copy(b[copy(b, hdr):], payload)
-				m.publish(p, e, h)
-				return true, nil
-			}
-		} else if len(payload) <= m.inlineLimit {
-			if m.sendInline(p, tag, hdr, payload) {
-				return true, nil
-			}
-		} else if off := m.getFrag(len(payload)); off != 0 {
+	// A message that needs a fragment is copied into one before the lock
+	// is taken: the copy is the long part.
+	var off int64
+	if len(payload) > m.inlineLimit && n > m.boxMsgMax && p.npending.Load() == 0 {
+		if off = m.getFrag(len(payload)); off != 0 {
 			b := m.mem[off : off+int64(n)]
 			memcpy.Copy(b[copy(b, hdr):], payload)
-			if e, h, ok := p.claim(m.mask + 1); ok {
-				e.setHeader(m.rank, kindData, tag, n, off)
-				m.publish(p, e, h)
-				return true, nil
-			}
-			return m.enqueue(p, tag, hdr, payload, n, off, c)
 		}
 	}
-	return m.enqueue(p, tag, hdr, payload, n, 0, c)
+	p.mu.Lock()
+	if p.mu.q.Len() == 0 && m.sendNow(p, tag, hdr, payload, n, &off) {
+		p.mu.Unlock()
+		return true, nil
+	}
+	copied, err := m.enqueueLocked(p, tag, hdr, payload, n, off, c)
+	p.mu.Unlock()
+	return copied, err
+}
+
+// sendNow sends at once: in p's fast box when there is one and the message
+// fits, else in p's FIFO (inline, in consecutive slots, or in a fragment:
+// *off when the caller filled one, else one it takes and fills). It reports
+// false when the FIFO or our fragments are full; *off is then the filled
+// fragment, if any. Called with p.mu held and p's pending queue empty.
+func (m *Module) sendNow(p *peer, tag btl.Tag, hdr, payload []byte, n int, off *int64) bool {
+	if p.out == nil && !p.noBox {
+		if p.sends++; p.sends >= m.cfg.FboxThreshold {
+			m.setupBox(p)
+		}
+	}
+	var seq uint32
+	if p.out != nil {
+		seq = nextSeq(p.seq)
+		if n <= m.boxMsgMax && p.out.put(tag, seq, hdr, payload) {
+			p.seq = seq
+			if p.ctl.armed.Load() != 0 {
+				wakeCtl(p.ctl)
+			}
+			return true
+		}
+	}
+	switch {
+	case n <= inlineMax:
+		e, h, ok := p.claim(m.mask + 1)
+		if !ok {
+			return false
+		}
+		e.setHeader(m.rank, kindData, tag, n, 0, seq)
+		b := e.inline()
+		copy(b[copy(b, hdr):], payload)
+		m.publish(p, e, h)
+	case len(payload) <= m.inlineLimit:
+		if !m.sendInline(p, tag, hdr, payload, seq) {
+			return false
+		}
+	default:
+		if *off == 0 {
+			if *off = m.getFrag(len(payload)); *off == 0 {
+				return false
+			}
+			b := m.mem[*off : *off+int64(n)]
+			memcpy.Copy(b[copy(b, hdr):], payload)
+		}
+		e, h, ok := p.claim(m.mask + 1)
+		if !ok {
+			return false
+		}
+		e.setHeader(m.rank, kindData, tag, n, *off, seq)
+		m.publish(p, e, h)
+	}
+	if p.out != nil {
+		p.seq = seq
+	}
+	return true
 }
 
 func (m *Module) badSend(dst int, tag btl.Tag, hdr, payload []byte) error {
@@ -173,15 +227,14 @@ func (m *Module) getFrag(n int) int64 {
 	return m.maxFrags.get()
 }
 
-// enqueue appends a send to p's pending queue. frag != 0: hdr+payload are
-// already in that fragment. Otherwise small data is copied into the op, and
-// large data into a fragment if one is free and no by-reference op is queued
-// (see peer.mu.refs), else kept by reference with completion c.
-func (m *Module) enqueue(p *peer, tag btl.Tag, hdr, payload []byte, n int, frag int64, c btl.Completion) (bool, error) {
+// enqueueLocked appends a send to p's pending queue; p.mu is held. frag !=
+// 0: hdr+payload are already in that fragment. Otherwise small data is
+// copied into the op, and large data into a fragment if one is free and no
+// by-reference op is queued (see peer.mu.refs), else kept by reference with
+// completion c.
+func (m *Module) enqueueLocked(p *peer, tag btl.Tag, hdr, payload []byte, n int, frag int64, c btl.Completion) (bool, error) {
 	copied := true
-	p.mu.Lock()
 	if p.lost.Load() {
-		p.mu.Unlock()
 		if frag != 0 {
 			m.putFrag(frag)
 		}
@@ -214,7 +267,6 @@ func (m *Module) enqueue(p *peer, tag btl.Tag, hdr, payload []byte, n int, frag 
 	if p.npending.Add(1) == 1 {
 		m.pendPeers.Add(1)
 	}
-	p.mu.Unlock()
 	return copied, nil
 }
 
@@ -242,13 +294,27 @@ func (m *Module) drain(p *peer) int {
 			op.frag, op.payload, done, op.c = off, nil, op.c, nil
 			p.mu.refs--
 		}
-		e, h, ok := p.claim(m.mask + 1)
+		var seq uint32
+		if p.out != nil {
+			seq = nextSeq(p.seq)
+		}
+		ok := op.frag == 0 && p.out != nil && op.n <= m.boxMsgMax && p.out.put(op.tag, seq, op.inline[:op.n], nil)
 		if ok {
-			e.setHeader(m.rank, kindData, op.tag, op.n, op.frag)
+			if p.ctl.armed.Load() != 0 {
+				wakeCtl(p.ctl)
+			}
+		} else if e, h, claimed := p.claim(m.mask + 1); claimed {
+			e.setHeader(m.rank, kindData, op.tag, op.n, op.frag, seq)
 			if op.frag == 0 {
 				copy(e.inline(), op.inline[:op.n])
 			}
 			m.publish(p, e, h)
+			ok = true
+		}
+		if ok {
+			if p.out != nil {
+				p.seq = seq
+			}
 			p.mu.q.Pop()
 			sent++
 			// Decrement after publishing: a Send that then sees 0 goes

@@ -65,13 +65,15 @@ type ctl struct {
 	magicAddr uint64        // address, in the owner's memory, of a word holding probeMagic^rank
 	running   atomic.Uint64 // oversubscribed: 1 while the owner is polling, 0 while it yields
 	claim     atomic.Uint64 // the slots the owner is claiming or last claimed (claimWord); see gone.go
-	_         [32]byte
+	boxNext   atomic.Uint64 // fast boxes of this region handed out so far (senders add 1, once per pair; box.go)
+	_         [24]byte
 }
 
 // Slot kinds.
 const (
 	kindData uint8 = 1 // hdr+payload, inline or in a fragment
 	kindAck  uint8 = 2 // length fragment offsets (in data) returned to their owner
+	kindBox  uint8 = 3 // the sender took fast box number frag of our region (box.go)
 )
 
 // elem is one FIFO slot. The sender fills every field but seq, then stores
@@ -85,8 +87,9 @@ type elem struct {
 	src    uint32        // sender's local rank
 	length uint32        // kindData: bytes of hdr+payload; kindAck: offsets in data
 	tag    uint8         // btl.Tag
-	kind   uint8         // kindData or kindAck
-	_      [6]byte
+	kind   uint8         // kindData, kindAck or kindBox
+	_      [2]byte
+	pseq   uint32                // kindData: the pair's sequence number once the sender has a fast box to us, else 0 (box.go)
 	data   [inlineMax / 8]uint64 // inline hdr+payload, or ack offsets
 }
 

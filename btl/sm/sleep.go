@@ -46,7 +46,7 @@ func (m *Module) Sleep(d time.Duration) {
 	c := m.ctl
 	seq := c.wakeSeq.Load()
 	c.armed.Store(1)
-	if m.wakePend.Swap(false) || m.fifoReady() || m.lostUnrep.Load() {
+	if m.wakePend.Swap(false) || m.fifoReady() || m.boxReady() || m.lostUnrep.Load() {
 		c.armed.Store(0)
 		return
 	}
@@ -67,7 +67,7 @@ func (m *Module) Sleep(d time.Duration) {
 			nap = min(nap, left)
 		}
 		futexWait(&c.wakeSeq, seq, nap)
-		if c.wakeSeq.Load() != seq || m.pendPeers.Load() > 0 || m.monitor.check() || m.fifoReady() {
+		if c.wakeSeq.Load() != seq || m.pendPeers.Load() > 0 || m.monitor.check() || m.fifoReady() || m.boxReady() {
 			break
 		}
 	}

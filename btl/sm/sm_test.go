@@ -36,6 +36,7 @@ func TestSharedOffsets(t *testing.T) {
 		{"ctl.magicAddr", unsafe.Offsetof(c.magicAddr), 328},
 		{"ctl.running", unsafe.Offsetof(c.running), 336},
 		{"ctl.claim", unsafe.Offsetof(c.claim), 344},
+		{"ctl.boxNext", unsafe.Offsetof(c.boxNext), 352},
 		{"sizeof ctl", unsafe.Sizeof(c), ctlSize},
 		{"elem.seq", unsafe.Offsetof(e.seq), 0},
 		{"elem.frag", unsafe.Offsetof(e.frag), 8},
@@ -43,6 +44,7 @@ func TestSharedOffsets(t *testing.T) {
 		{"elem.length", unsafe.Offsetof(e.length), 20},
 		{"elem.tag", unsafe.Offsetof(e.tag), 24},
 		{"elem.kind", unsafe.Offsetof(e.kind), 25},
+		{"elem.pseq", unsafe.Offsetof(e.pseq), 28},
 		{"elem.data", unsafe.Offsetof(e.data), elemHead},
 		{"sizeof elem", unsafe.Sizeof(e), elemSize},
 	}
@@ -57,18 +59,30 @@ func TestSharedOffsets(t *testing.T) {
 }
 
 // TestSegmentBytesPerN pins the default segment size per number of ranks
-// (the numbers quoted in mpool's doc).
+// (the numbers quoted in mpool's doc), and the fast boxes' share of it:
+// per rank, at most twice the segment without them (issue 14), at 64 ranks
+// 1.43× (1,745,280 against 1,216,896 bytes).
 func TestSegmentBytesPerN(t *testing.T) {
 	cfg := DefaultConfig()
+	noBox := cfg
+	noBox.FboxMax = 0
 	for _, tt := range []struct {
-		n    int
-		size int64
-	}{{2, 2437120}, {8, 9736192}, {32, 38944768}, {64, 77885440}} {
-		l, err := mpool.Plan(tt.n, cfg.LayoutParams())
+		n           int
+		size, noBox int64
+	}{{2, 2469888, 2437120}, {8, 10661888, 9736192}, {32, 55324672, 38944768}, {64, 111702016, 77885440}} {
+		l, err := mpool.Plan(tt.n, cfg.LayoutParams(tt.n))
 		if err != nil || l.Size != tt.size {
 			t.Errorf("N=%d: %d bytes, %v; want %d", tt.n, l.Size, err, tt.size)
 		}
-		t.Logf("N=%d: %s", tt.n, mpool.FormatBytes(l.Size))
+		l0, err := mpool.Plan(tt.n, noBox.LayoutParams(tt.n))
+		if err != nil || l0.Size != tt.noBox {
+			t.Errorf("N=%d without boxes: %d bytes, %v; want %d", tt.n, l0.Size, err, tt.noBox)
+		}
+		if l.Size > 2*l0.Size {
+			t.Errorf("N=%d: fast boxes more than double the segment (%d > 2 × %d)", tt.n, l.Size, l0.Size)
+		}
+		t.Logf("N=%d: %s, %d bytes per rank (%d without fast boxes, ×%.2f)", tt.n, mpool.FormatBytes(l.Size),
+			l.Stride, l0.Stride, float64(l.Stride)/float64(l0.Stride))
 	}
 }
 
@@ -87,6 +101,9 @@ func TestConfigValidate(t *testing.T) {
 		{"zero inc", mod(func(c *Config) { c.FreeListInc = 0 }), `btl_sm_free_list_inc="0": out of range`},
 		{"bad single copy", mod(func(c *Config) { c.SingleCopy = "always" }), `btl_sm_single_copy="always"`},
 		{"eager 0 is fine", mod(func(c *Config) { c.EagerLimit = 0 }), ""},
+		{"fbox size not a power of two", mod(func(c *Config) { c.FboxSize = 3000 }), `btl_sm_fbox_size="3000" cannot work: the fast box size must be a power of two`},
+		{"fbox size too small", mod(func(c *Config) { c.FboxSize = 512 }), `btl_sm_fbox_size="512": out of range`},
+		{"no fast boxes is fine", mod(func(c *Config) { c.FboxMax = 0 }), ""},
 	}
 	for _, tt := range tests {
 		err := tt.c.Validate()
@@ -235,6 +252,7 @@ func TestBadOffsetRejected(t *testing.T) {
 func TestManyWriters(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.FIFOSize, cfg.LazyFree = 16, 4
+	cfg.FboxMax = 0 // this test is about the FIFO's many writers: no fast boxes
 	const ranks, goroutines, each = 3, 3, 400
 	m := newJob(t, ranks+1, cfg)
 	recv := m[0]
@@ -360,7 +378,8 @@ func TestConfigFrom(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Config{EagerLimit: 4 << 10, MaxSendSize: 32 << 10, InlineLimit: 512, FIFOSize: 64,
-		FreeListNum: 8, FreeListMax: 32, FreeListInc: 8, LazyFree: 32, BackingDir: "/dev/shm", SingleCopy: "auto"}
+		FreeListNum: 8, FreeListMax: 32, FreeListInc: 8, LazyFree: 32, BackingDir: "/dev/shm", SingleCopy: "auto",
+		FboxThreshold: 16, FboxMax: 32, FboxSize: 16 << 10}
 	if got != want {
 		t.Fatalf("ConfigFrom = %+v\nwant %+v", got, want)
 	}

@@ -53,6 +53,7 @@ func TestListsEveryNamedParameter(t *testing.T) {
 		"btl_sm_backing_directory", "btl_sm_eager_limit", "btl_sm_fifo_lazy_free", "btl_sm_fifo_size",
 		"btl_sm_free_list_max", "btl_sm_free_list_num", "btl_sm_inline_limit", "btl_sm_max_send_size",
 		"btl_sm_segment_min_size", "btl_sm_single_copy", "btl_sm_spin_count", "pml_ob1_spin_count",
+		"btl_sm_fbox_threshold", "btl_sm_fbox_max", "btl_sm_fbox_size",
 		"btl_tcp_if_include", "btl_tcp_if_exclude", "btl_tcp_eager_limit", "btl_tcp_max_send_size",
 		"btl_tcp_timeout", "btl_tcp_port_min", "btl_tcp_port_range", "launcher_base_gomaxprocs",
 		"plm_ssh_agent", "pml_ob1_rget_limit", "pml_ob1_rget_max", "pml_ob1_unexpected_limit",

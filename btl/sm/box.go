@@ -1,0 +1,333 @@
+package sm
+
+import (
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/gorun-mpi/gorun/btl"
+)
+
+// Fast boxes (Open MPI vader's per-peer "fbox"), the design and its
+// ordering invariant are in doc.go. This file holds the ring itself: its
+// record format, the sender's append and the receiver's poll.
+//
+// A box is boxCtlSize bytes of control (the receiver's read position, on a
+// line pair of its own) followed by a ring of size bytes (a power of two) in
+// the receiver's region. Positions are byte counters that only grow; the
+// ring offset is the counter modulo size. A record is an 8-byte header word
+// followed by hdr+payload, padded to 8 bytes; it never wraps around the end
+// of the ring (a wrap record fills the rest of the lap instead).
+//
+// The sentinel rule: before it publishes a record's header, the sender
+// stores 0 in the word right after the record (where the next header will
+// go). So the word at the receiver's read position is always either 0
+// (empty) or a header stored by the sender, never stale payload of an
+// earlier lap: a nonzero header is a message, with no lap bit needed. The
+// space check keeps room for that sentinel word.
+
+const (
+	boxCtlSize = 128 // the receiver's read position, alone on a cache line pair
+	boxHdrSize = 8
+	boxAlign   = 8
+
+	boxKindData = 1 // hdr+payload of a message
+	boxKindWrap = 2 // nothing more in this lap: continue at offset 0
+
+	boxPollBoxes = 4  // boxes one Progress call looks at (round robin)
+	boxPollMsgs  = 32 // messages it takes from one box at most
+)
+
+// boxCtl is the control part of a box: written by the receiver only.
+type boxCtl struct {
+	rd atomic.Uint64 // bytes the receiver has consumed (published lazily)
+	_  [boxCtlSize - 8]byte
+}
+
+var _ [boxCtlSize - unsafe.Sizeof(boxCtl{})]byte
+
+// boxHeader packs a record header word; it is never 0 (kind is 1 or 2).
+func boxHeader(kind uint8, seq uint32, n int, tag btl.Tag) uint64 {
+	return uint64(seq) | uint64(n)<<32 | uint64(tag)<<48 | uint64(kind)<<56
+}
+
+// boxRecord is one parsed record header.
+type boxRecord struct {
+	kind uint8
+	tag  btl.Tag
+	seq  uint32
+	n    int    // bytes of hdr+payload (data records)
+	size uint64 // bytes the record takes in the ring
+}
+
+// parseBoxHeader checks header word w found at ring offset off of a ring of
+// size bytes whose records carry at most maxMsg bytes. It reports false for
+// a word no honest sender writes (unknown kind, bad tag, a length above
+// maxMsg, a record that runs past the end of the ring): the box is then
+// corrupt. w must not be 0 (an empty position).
+func parseBoxHeader(w, off, size uint64, maxMsg int) (boxRecord, bool) {
+	r := boxRecord{kind: uint8(w >> 56), tag: btl.Tag(w >> 48), seq: uint32(w), n: int(w >> 32 & 0xffff)}
+	switch r.kind {
+	case boxKindWrap:
+		if off == 0 || w != boxHeader(boxKindWrap, 0, 0, 0) {
+			return r, false
+		}
+		r.size = size - off
+		return r, true
+	case boxKindData:
+		r.size = boxRecordSize(r.n)
+		if r.tag >= btl.NumTags || r.n > maxMsg || off+r.size > size {
+			return r, false
+		}
+		return r, true
+	}
+	return r, false
+}
+
+// boxRecordSize is the ring space a message of n bytes (hdr+payload) takes.
+func boxRecordSize(n int) uint64 {
+	return uint64(boxHdrSize+n+boxAlign-1) &^ (boxAlign - 1)
+}
+
+// nextSeq is the pair sequence number after s; it skips 0, which marks a
+// FIFO slot sent before the pair had a box.
+func nextSeq(s uint32) uint32 {
+	if s++; s == 0 {
+		s = 1
+	}
+	return s
+}
+
+// boxRing is the part of a box both sides address.
+type boxRing struct {
+	ctl  *boxCtl
+	ring []byte // size bytes, 8-aligned
+	size uint64 // len(ring), a power of two
+}
+
+func newBoxRing(ctl, ring unsafe.Pointer, size int) boxRing {
+	return boxRing{ctl: (*boxCtl)(ctl), ring: unsafe.Slice((*byte)(ring), size), size: uint64(size)}
+}
+
+// word is the header word at ring offset off (a multiple of 8).
+func (b *boxRing) word(off uint64) *atomic.Uint64 {
+	return (*atomic.Uint64)(unsafe.Pointer(&b.ring[off]))
+}
+
+func (b *boxRing) bytes(off uint64, n int) []byte {
+	return b.ring[off : off+uint64(n) : off+uint64(n)]
+}
+
+// boxOut is the sender's side of a box, guarded by the peer's mu.
+type boxOut struct {
+	boxRing
+	w     uint64 // bytes written
+	rd    uint64 // our last view of ctl.rd (a lower bound)
+	fence bool   // publish with a full fence (no membarrier; see sleep.go)
+}
+
+// put appends hdr+payload as a record with pair sequence number seq, or
+// reports false when the ring has no room for it (then the caller uses the
+// FIFO, which seq keeps in order). The receiver's read position is read
+// only when the cached one says the ring is full.
+func (b *boxOut) put(tag btl.Tag, seq uint32, hdr, payload []byte) bool {
+	n := len(hdr) + len(payload)
+	rec := boxRecordSize(n)
+	off := b.w & (b.size - 1)
+	var skip uint64
+	if off+rec > b.size {
+		skip = b.size - off
+	}
+	if b.w+skip+rec+boxHdrSize-b.rd > b.size {
+		b.rd = b.ctl.rd.Load()
+		if b.w+skip+rec+boxHdrSize-b.rd > b.size {
+			return false
+		}
+	}
+	if skip != 0 {
+		storeSeq(b.word(0), 0) // the sentinel after the wrap record
+		b.publish(off, boxHeader(boxKindWrap, 0, 0, 0))
+		b.w += skip
+		off = 0
+	}
+	d := b.bytes(off+boxHdrSize, n)
+	copy(d[copy(d, hdr):], payload)
+	storeSeq(b.word((off+rec)&(b.size-1)), 0) // the sentinel: ordered before the header's store
+	b.publish(off, boxHeader(boxKindData, seq, n, tag))
+	b.w += rec
+	return true
+}
+
+// publish stores a header word: with release order (storeSeq), or with a
+// full fence where the receiver cannot fence for us before it sleeps.
+func (b *boxOut) publish(off, w uint64) {
+	if b.fence {
+		b.word(off).Store(w)
+	} else {
+		storeSeq(b.word(off), w)
+	}
+}
+
+// boxIn is the receiver's side of a box; Progress owns it (progMu), except
+// for the fields Sleep reads, which never change (boxRing) or are atomic.
+type boxIn struct {
+	boxRing
+	src      int
+	r        uint64 // bytes consumed
+	released uint64 // value last stored in ctl.rd
+	exp      uint32 // the pair sequence number the next message must carry
+	dead     bool   // a corrupt record was found: no longer polled
+}
+
+// ready reports whether a record waits at the published read position (a
+// lower bound of r: a "yes" may be stale, which costs one more poll; a
+// Progress that found the box empty published the true position).
+func (b *boxIn) ready() bool {
+	return b.word(b.ctl.rd.Load()&(b.size-1)).Load() != 0
+}
+
+// pollBox delivers up to max messages from b, in order: it stops at an
+// empty position and at a message whose sequence number is not the next
+// one (an earlier message of the pair is still in the FIFO).
+func (m *Module) pollBox(b *boxIn, max int) int {
+	k := 0
+	for k < max && !b.dead {
+		off := b.r & (b.size - 1)
+		w := b.word(off).Load()
+		if w == 0 {
+			break
+		}
+		rec, ok := parseBoxHeader(w, off, b.size, m.boxMsgMax)
+		if !ok {
+			m.log.Error("fast box corrupt: no longer polled", "src", b.src, "offset", off, "header", w)
+			b.dead = true
+			break
+		}
+		if rec.kind == boxKindWrap {
+			b.r += rec.size
+			continue
+		}
+		if rec.seq != b.exp {
+			break
+		}
+		if f := m.recv[rec.tag]; f != nil {
+			f(b.src, b.bytes(off+boxHdrSize, rec.n))
+		}
+		b.r += rec.size
+		b.exp = nextSeq(b.exp)
+		k++
+	}
+	// Release the space in batches while busy, and at once when the box
+	// runs dry (so a sleeping receiver's check and the sender's view are
+	// current).
+	if b.r != b.released && (b.r-b.released >= b.size/2 || b.word(b.r&(b.size-1)).Load() == 0) {
+		storeSeq(&b.ctl.rd, b.r)
+		b.released = b.r
+	}
+	return k
+}
+
+// pollBoxes polls up to boxPollBoxes of our boxes, round robin.
+func (m *Module) pollBoxes() int {
+	nb := len(m.prog.boxes)
+	if nb == 0 {
+		return 0
+	}
+	n := 0
+	for i := 0; i < min(nb, boxPollBoxes); i++ {
+		if m.prog.nextBox >= nb {
+			m.prog.nextBox = 0
+		}
+		n += m.pollBox(m.prog.boxes[m.prog.nextBox], boxPollMsgs)
+		m.prog.nextBox++
+	}
+	return n
+}
+
+// catchUp is called for a FIFO data slot from src carrying pair sequence
+// number seq: the messages src put in its box before it (seq's
+// predecessors) are delivered first. Sequence numbers that do not line up
+// are logged and the FIFO's order is followed.
+func (m *Module) catchUp(src int, seq uint32) {
+	b := m.peers[src].in
+	if b == nil {
+		m.log.Error("FIFO slot carries a fast-box sequence number but the sender has no box", "src", src, "seq", seq)
+		return
+	}
+	if b.exp != seq {
+		m.pollBox(b, int(b.size))
+		if b.exp != seq {
+			m.log.Error("fast box and FIFO out of step", "src", src, "fifo_seq", seq, "box_seq", b.exp)
+		}
+	}
+	b.exp = nextSeq(seq)
+}
+
+// addBox takes a kindBox slot: src has taken box idx of our region.
+func (m *Module) addBox(src int, idx uint64) {
+	if src >= len(m.peers) || src == m.rank {
+		m.log.Error("dropping fast-box announcement from a bad sender", "src", src)
+		return
+	}
+	p := &m.peers[src]
+	if idx >= uint64(m.nboxes) || m.prog.boxOwner[idx] != 0 || p.in != nil {
+		m.log.Error("dropping fast-box announcement for a box out of range or taken", "src", src, "box", idx, "boxes", m.nboxes)
+		return
+	}
+	m.prog.boxOwner[idx] = src + 1
+	b := &boxIn{boxRing: m.boxAt(m.rank, idx), src: src, exp: 1}
+	p.in = b
+	m.prog.boxes = append(m.prog.boxes, b)
+	m.boxList[len(m.prog.boxes)-1] = b
+	m.nBoxIn.Store(int32(len(m.prog.boxes))) // after the list entry: Sleep reads the entries below it
+}
+
+// boxAt addresses box idx of rank's region.
+func (m *Module) boxAt(rank int, idx uint64) boxRing {
+	off := m.peers[rank].region.Box + int64(idx)*m.cfg.BoxStride()
+	return newBoxRing(m.seg.At(off), m.seg.At(off+boxCtlSize), m.cfg.FboxSize)
+}
+
+// boxReady reports whether one of our boxes has a record waiting. Called
+// by Sleep after arming; see sleep.go for why the membarrier comes first.
+func (m *Module) boxReady() bool {
+	nb := int(m.nBoxIn.Load())
+	if nb == 0 {
+		return false
+	}
+	if !m.boxFence {
+		heavyBarrier()
+	}
+	for _, b := range m.boxList[:nb] {
+		if b.ready() {
+			return true
+		}
+	}
+	return false
+}
+
+// setupBox gives p a box once we have sent it btl_sm_fbox_threshold
+// messages: it takes the next free box of p's region (one atomic add on
+// p's control block, once per pair) and announces it in p's FIFO. From the
+// announcement on, every data message to p carries the pair's sequence
+// number. Called with p.mu held and p's pending queue empty.
+func (m *Module) setupBox(p *peer) {
+	if p.boxIdx == 0 {
+		if m.nboxes == 0 {
+			p.noBox = true
+			return
+		}
+		idx := p.ctl.boxNext.Add(1) - 1
+		if idx >= uint64(m.nboxes) {
+			p.noBox = true
+			return
+		}
+		p.boxIdx = idx + 1
+	}
+	e, h, ok := p.claim(m.mask + 1)
+	if !ok {
+		return // the FIFO is full: announce with a later send
+	}
+	e.setHeader(m.rank, kindBox, 0, 0, int64(p.boxIdx-1), 0)
+	m.publish(p, e, h)
+	p.out = &boxOut{boxRing: m.boxAt(p.rank, p.boxIdx-1), fence: m.boxFence}
+}

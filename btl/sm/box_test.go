@@ -1,0 +1,454 @@
+package sm
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/gorun-mpi/gorun/btl"
+)
+
+// testBox is a box in ordinary memory with both of its sides, and a module
+// that has just enough to poll it (callbacks, limits, a logger).
+type testBox struct {
+	out  *boxOut
+	in   *boxIn
+	m    *Module
+	log  *testLog
+	got  [][]byte
+	tags []btl.Tag
+}
+
+func newTestBox(size int) *testBox {
+	mem := make([]uint64, (boxCtlSize+size)/8) // 8-aligned, zeroed like a fresh segment
+	ring := newBoxRing(unsafe.Pointer(&mem[0]), unsafe.Pointer(&mem[boxCtlSize/8]), size)
+	tb := &testBox{out: &boxOut{boxRing: ring}, in: &boxIn{boxRing: ring, src: 1, exp: 1}}
+	tb.log = &testLog{Logger: hclog.NewNullLogger()}
+	tb.m = &Module{log: tb.log, boxMsgMax: size / 4}
+	tb.m.peers = make([]peer, 2)
+	tb.m.peers[1].in = tb.in
+	for tag := btl.Tag(0); tag < btl.NumTags; tag++ {
+		tb.m.recv[tag] = func(src int, data []byte) {
+			tb.got = append(tb.got, append([]byte(nil), data...))
+			tb.tags = append(tb.tags, tag)
+		}
+	}
+	return tb
+}
+
+// msg is message i of n bytes: its index, then a pattern.
+func boxMsg(i, n int) []byte {
+	b := make([]byte, n)
+	for j := range b {
+		b[j] = byte(i*7 + j)
+	}
+	if n >= 4 {
+		binary.LittleEndian.PutUint32(b, uint32(i))
+	}
+	return b
+}
+
+// TestBoxRing drives one box through many laps with several message mixes
+// and receivers that poll at different rates: every message arrives once,
+// intact and in order, and a put refused for lack of room succeeds once the
+// receiver has polled.
+func TestBoxRing(t *testing.T) {
+	tests := []struct {
+		name    string
+		size    int
+		lens    []int
+		pollMax int // messages per pollBox call
+	}{
+		{"empty messages", 1024, []int{0}, 32},
+		{"one record per line", 1024, []int{56}, 32},
+		{"odd lengths", 1024, []int{1, 7, 9, 33, 250, 3}, 32},
+		{"largest message, slow receiver", 1024, []int{256, 256, 255}, 1},
+		{"mixed, 4 KiB box", 4096, []int{0, 1024, 17, 500, 1000, 8}, 3},
+		{"records that end exactly at the lap", 512, []int{120}, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tb := newTestBox(tt.size)
+			const count = 2000
+			seq := uint32(0)
+			refused := 0
+			for i := 0; i < count; i++ {
+				n := tt.lens[i%len(tt.lens)]
+				m := boxMsg(i, n)
+				hdr, pay := m[:min(n, 3)], m[min(n, 3):]
+				seq = nextSeq(seq)
+				for !tb.out.put(btl.Tag(i%int(btl.NumTags)), seq, hdr, pay) {
+					refused++
+					if refused > 10*count {
+						t.Fatalf("message %d never fits", i)
+					}
+					tb.m.pollBox(tb.in, tt.pollMax)
+				}
+			}
+			for tb.m.pollBox(tb.in, tt.pollMax) > 0 {
+			}
+			if len(tb.got) != count {
+				t.Fatalf("%d messages delivered, want %d", len(tb.got), count)
+			}
+			for i, g := range tb.got {
+				n := tt.lens[i%len(tt.lens)]
+				if string(g) != string(boxMsg(i, n)) || tb.tags[i] != btl.Tag(i%int(btl.NumTags)) {
+					t.Fatalf("message %d: got %d bytes tag %d, want %d bytes tag %d", i, len(g), tb.tags[i], n, i%int(btl.NumTags))
+				}
+			}
+			if tb.log.errors.Load() != 0 {
+				t.Fatalf("%d errors logged", tb.log.errors.Load())
+			}
+			if laps := tb.out.w / tb.out.size; laps < 3 {
+				t.Fatalf("only %d laps: the test does not wrap", laps)
+			}
+			if refused == 0 {
+				t.Fatal("the box never filled up")
+			}
+			// An idle box has published its read position: the sender's
+			// next put finds room without polling.
+			if tb.in.released != tb.in.r || tb.in.ctl.rd.Load() != tb.out.w {
+				t.Fatalf("read position %d released %d published %d, written %d", tb.in.r, tb.in.released, tb.in.ctl.rd.Load(), tb.out.w)
+			}
+		})
+	}
+}
+
+// TestBoxCapacity: the sender keeps room for the sentinel word, and reads
+// the receiver's position only when its cached one says full.
+func TestBoxCapacity(t *testing.T) {
+	tests := []struct {
+		size, n, fit int
+	}{
+		{1024, 56, 15},  // 64-byte records: 15 × 64 + 8 ≤ 1024, 16 × 64 + 8 > 1024
+		{1024, 0, 127},  // 8-byte records
+		{1024, 256, 3},  // 264-byte records
+		{4096, 1024, 3}, // 1032-byte records
+	}
+	for _, tt := range tests {
+		tb := newTestBox(tt.size)
+		k := 0
+		for tb.out.put(0, nextSeq(uint32(k)), nil, make([]byte, tt.n)) {
+			k++
+		}
+		if k != tt.fit {
+			t.Errorf("box of %d, %d-byte messages: %d fit, want %d", tt.size, tt.n, k, tt.fit)
+		}
+		tb.in.exp = 1
+		if got := tb.m.pollBox(tb.in, 1000); got != k {
+			t.Errorf("box of %d: polled %d, want %d", tt.size, got, k)
+		}
+		if !tb.out.put(0, nextSeq(uint32(k)), nil, make([]byte, tt.n)) {
+			t.Errorf("box of %d: no room after the receiver emptied it", tt.size)
+		}
+	}
+}
+
+// TestBoxSeqGate: a box record whose sequence number is not the next one
+// waits (its predecessor is in the FIFO); catchUp, called for the FIFO
+// message, delivers the box's earlier records first.
+func TestBoxSeqGate(t *testing.T) {
+	tb := newTestBox(1024)
+	// Sequence 1 and 2 go in the box, 3 "in the FIFO", 4 in the box.
+	tb.out.put(1, 1, []byte("one"), nil)
+	tb.out.put(1, 2, []byte("two"), nil)
+	tb.out.put(1, 4, []byte("four"), nil)
+	if n := tb.m.pollBox(tb.in, 32); n != 2 {
+		t.Fatalf("poll delivered %d, want 2 (stop before 4)", n)
+	}
+	if n := tb.m.pollBox(tb.in, 32); n != 0 {
+		t.Fatalf("poll delivered %d while 3 is missing", n)
+	}
+	tb.m.catchUp(1, 3)
+	tb.got = append(tb.got, []byte("three")) // what deliver does next
+	if n := tb.m.pollBox(tb.in, 32); n != 1 {
+		t.Fatalf("poll after 3 delivered %d, want 1", n)
+	}
+	want := "[one two three four]"
+	if got := fmt.Sprintf("%s", tb.got); got != want {
+		t.Fatalf("order %s, want %s", got, want)
+	}
+	// A FIFO message whose predecessors are in the box and not polled yet.
+	tb.got = nil
+	tb.out.put(1, 5, []byte("five"), nil)
+	tb.out.put(1, 6, []byte("six"), nil)
+	tb.m.catchUp(1, 7)
+	if got := fmt.Sprintf("%s", tb.got); got != "[five six]" || tb.in.exp != 8 {
+		t.Fatalf("catchUp delivered %s, next %d; want [five six], 8", got, tb.in.exp)
+	}
+	if tb.log.errors.Load() != 0 {
+		t.Fatalf("%d errors logged", tb.log.errors.Load())
+	}
+	// Out of step (a forged or lost sequence number): logged, FIFO order kept.
+	tb.m.catchUp(1, 100)
+	if tb.log.errors.Load() != 1 || tb.in.exp != 101 {
+		t.Fatalf("out of step: %d errors, next %d; want 1, 101", tb.log.errors.Load(), tb.in.exp)
+	}
+}
+
+func TestNextSeqSkipsZero(t *testing.T) {
+	for _, tt := range []struct{ in, want uint32 }{{0, 1}, {1, 2}, {1<<32 - 2, 1<<32 - 1}, {1<<32 - 1, 1}} {
+		if got := nextSeq(tt.in); got != tt.want {
+			t.Errorf("nextSeq(%d) = %d, want %d", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestParseBoxHeader: the words an honest sender writes parse back; others
+// are refused.
+func TestParseBoxHeader(t *testing.T) {
+	const size, max = 1024, 256
+	tests := []struct {
+		name string
+		w    uint64
+		off  uint64
+		ok   bool
+		want boxRecord
+	}{
+		{"data", boxHeader(boxKindData, 7, 100, 3), 0, true, boxRecord{kind: boxKindData, tag: 3, seq: 7, n: 100, size: 112}},
+		{"empty data", boxHeader(boxKindData, 1, 0, 0), 1016, true, boxRecord{kind: boxKindData, seq: 1, size: 8}},
+		{"largest", boxHeader(boxKindData, 1, max, 0), 0, true, boxRecord{kind: boxKindData, seq: 1, n: max, size: 264}},
+		{"too long", boxHeader(boxKindData, 1, max+1, 0), 0, false, boxRecord{}},
+		{"past the end", boxHeader(boxKindData, 1, 16, 0), 1008, false, boxRecord{}},
+		{"bad tag", boxHeader(boxKindData, 1, 1, btl.NumTags), 0, false, boxRecord{}},
+		{"wrap", boxHeader(boxKindWrap, 0, 0, 0), 1000, true, boxRecord{kind: boxKindWrap, size: 24}},
+		{"wrap at 0", boxHeader(boxKindWrap, 0, 0, 0), 0, false, boxRecord{}},
+		{"wrap with data", boxHeader(boxKindWrap, 1, 0, 0), 8, false, boxRecord{}},
+		{"unknown kind", boxHeader(9, 1, 1, 1), 0, false, boxRecord{}},
+	}
+	for _, tt := range tests {
+		got, ok := parseBoxHeader(tt.w, tt.off, size, max)
+		if ok != tt.ok || ok && got != tt.want {
+			t.Errorf("%s: parse = %+v, %v; want %+v, %v", tt.name, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+// FuzzBoxRecord writes an arbitrary header word (and the word after it) at
+// the receiver's read position, as a buggy or hostile sender could: the
+// poll never panics, never hands out bytes outside the ring or more than
+// the largest box message, and a box found corrupt is dropped, never
+// followed.
+func FuzzBoxRecord(f *testing.F) {
+	f.Add(boxHeader(boxKindData, 1, 10, 1), uint64(0), uint16(0))
+	f.Add(boxHeader(boxKindData, 1, 256, 1), uint64(0), uint16(1016))
+	f.Add(boxHeader(boxKindData, 1, 4000, 1), uint64(0), uint16(8))
+	f.Add(boxHeader(boxKindWrap, 0, 0, 0), boxHeader(boxKindData, 1, 1, 1), uint16(512))
+	f.Add(uint64(1<<63|1<<62), uint64(1), uint16(1016))
+	f.Add(boxHeader(boxKindData, 2, 0, 0), uint64(0), uint16(40))
+	f.Fuzz(func(t *testing.T, w, next uint64, at uint16) {
+		const size = 1024
+		tb := newTestBox(size)
+		off := uint64(at) % size &^ 7
+		tb.in.r, tb.in.released = off, off
+		tb.in.word(off).Store(w)
+		if off+8 < size {
+			tb.in.word(off + 8).Store(next)
+		}
+		for i := 0; i < 4 && !tb.in.dead; i++ {
+			tb.m.pollBox(tb.in, 32)
+		}
+		for _, g := range tb.got {
+			if len(g) > tb.m.boxMsgMax {
+				t.Fatalf("delivered %d bytes, more than %d", len(g), tb.m.boxMsgMax)
+			}
+		}
+		if tb.in.r-off > 2*size {
+			t.Fatalf("read position ran %d bytes ahead", tb.in.r-off)
+		}
+	})
+}
+
+// boxStressConfig: a small box (messages up to 256 B) that fills up often,
+// a small FIFO and few fragments, so that box, FIFO (inline, multi-slot,
+// fragment) and pending queue interleave.
+func boxStressConfig() Config {
+	c := DefaultConfig()
+	c.FboxSize, c.FboxThreshold = 1024, 1
+	c.FIFOSize, c.LazyFree = 16, 4
+	c.FreeListNum, c.FreeListMax, c.FreeListInc = 2, 4, 1
+	return c
+}
+
+// TestBoxFIFOOrderStress: several goroutines each send a stream whose
+// message sizes alternate between the box, the FIFO's inline slots and
+// fragments, while the receiver progresses at an irregular pace: every
+// stream arrives complete and in order (MPI non-overtaking across the box
+// and the FIFO). Run it with -race. With fence, senders publish box records
+// with a full fence (the no-membarrier path).
+func TestBoxFIFOOrderStress(t *testing.T) {
+	for _, fence := range []bool{false, true} {
+		t.Run(fmt.Sprintf("fence=%v", fence), func(t *testing.T) {
+			mods := newJob(t, 2, boxStressConfig())
+			a, b := mods[0], mods[1]
+			a.boxFence = fence
+			const streams, count = 3, 1500
+			lens := []int{0, 8, 100, 240, 90, 300, 2000, 40, 5000, 1}
+			next := make([]int, streams)
+			var bad string
+			b.Register(btl.TagPMLMatch, func(src int, data []byte) {
+				if len(data) < 8 {
+					bad = fmt.Sprintf("message of %d bytes", len(data))
+					return
+				}
+				s, i := int(binary.LittleEndian.Uint32(data)), int(binary.LittleEndian.Uint32(data[4:]))
+				if s >= streams || i != next[s] || len(data) != 8+lens[i%len(lens)] {
+					if bad == "" {
+						bad = fmt.Sprintf("stream %d: message %d (%d bytes), want message %d", s, i, len(data), next[min(s, streams-1)])
+					}
+					return
+				}
+				next[s]++
+			})
+			var wg sync.WaitGroup
+			errc := make(chan error, streams)
+			for s := 0; s < streams; s++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					hdr := make([]byte, 8)
+					for i := 0; i < count; i++ {
+						binary.LittleEndian.PutUint32(hdr, uint32(s))
+						binary.LittleEndian.PutUint32(hdr[4:], uint32(i))
+						if _, err := a.Send(1, btl.TagPMLMatch, hdr, boxMsg(i, lens[i%len(lens)]), nil); err != nil {
+							errc <- err
+							return
+						}
+						if i%97 == 0 {
+							time.Sleep(10 * time.Microsecond) // let the receiver catch up now and then
+						}
+					}
+				}()
+			}
+			done := func() bool {
+				for _, n := range next {
+					if n != count {
+						return bad != ""
+					}
+				}
+				return true
+			}
+			stop := make(chan struct{})
+			go func() { wg.Wait(); close(stop) }()
+			deadline := time.Now().Add(60 * time.Second)
+			for i := 0; !done(); i++ {
+				a.Progress() // acks and a's pending queue
+				if i%5 != 0 {
+					b.Progress()
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("stalled: next %v", next)
+				}
+			}
+			<-stop
+			close(errc)
+			if err := <-errc; err != nil {
+				t.Fatal(err)
+			}
+			if bad != "" {
+				t.Fatal(bad)
+			}
+			p := &a.peers[1]
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			if p.out == nil || b.peers[0].in == nil || p.seq == 0 {
+				t.Fatal("the pair never got a fast box")
+			}
+			if p.out.w < 4*p.out.size {
+				t.Fatalf("the box carried only %d bytes", p.out.w)
+			}
+		})
+	}
+}
+
+// TestBoxWakesSleeper: a receiver asleep with no timeout is woken by a
+// message that goes into its fast box (no FIFO claim involved).
+func TestBoxWakesSleeper(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.FboxThreshold = 1
+	mods := newJob(t, 2, cfg)
+	a, b := mods[0], mods[1]
+	got := 0
+	b.Register(btl.TagPMLMatch, func(int, []byte) { got++ })
+	for i := 0; i < 50; i++ {
+		done := make(chan struct{})
+		go func() {
+			for got != i+1 {
+				b.Sleep(0)
+				b.Progress()
+			}
+			close(done)
+		}()
+		time.Sleep(time.Millisecond) // usually asleep by now
+		a.Send(1, btl.TagPMLMatch, []byte("ping"), nil, nil)
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("message %d: Sleep(0) not woken by a box message", i)
+		}
+	}
+	if a.peers[1].out == nil || a.peers[1].out.w == 0 {
+		t.Fatal("the messages did not go through the box")
+	}
+}
+
+// TestBoxesPerRegion: at most min(btl_sm_fbox_max, ranks-1) senders get a
+// box in one receiver's region; the others keep using the FIFO, and all
+// messages arrive.
+func TestBoxesPerRegion(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.FboxThreshold, cfg.FboxMax = 2, 2
+	mods := newJob(t, 4, cfg)
+	got := make([]int, 4)
+	mods[0].Register(btl.TagPMLMatch, func(src int, data []byte) {
+		if int(data[0]) != got[src] {
+			t.Errorf("from %d: message %d, want %d", src, data[0], got[src])
+		}
+		got[src]++
+	})
+	for i := 0; i < 20; i++ {
+		for r := 1; r < 4; r++ {
+			mods[r].Send(0, btl.TagPMLMatch, []byte{byte(i)}, nil, nil)
+		}
+		pumpUntil(t, mods, func() bool { return got[1] == i+1 && got[2] == i+1 && got[3] == i+1 })
+	}
+	boxes := 0
+	for r := 1; r < 4; r++ {
+		p := &mods[r].peers[0]
+		if p.out != nil {
+			boxes++
+		} else if !p.noBox {
+			t.Errorf("rank %d has no box and was not told none is left", r)
+		}
+	}
+	if boxes != 2 || len(mods[0].prog.boxes) != 2 {
+		t.Fatalf("%d senders with a box, %d boxes polled; want 2, 2", boxes, len(mods[0].prog.boxes))
+	}
+	if mods[1].peers[2].out != nil {
+		t.Fatal("a pair that never talked has a box")
+	}
+}
+
+// TestBoxDisabled: btl_sm_fbox_max=0 lays out no box and sends as before.
+func TestBoxDisabled(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.FboxMax, cfg.FboxThreshold = 0, 1
+	mods := newJob(t, 2, cfg)
+	got := 0
+	mods[1].Register(btl.TagPMLMatch, func(int, []byte) { got++ })
+	for i := 0; i < 40; i++ {
+		mods[0].Send(1, btl.TagPMLMatch, []byte("x"), nil, nil)
+	}
+	pumpUntil(t, mods, func() bool { return got == 40 })
+	if p := &mods[0].peers[1]; p.out != nil || !p.noBox {
+		t.Fatal("a box with btl_sm_fbox_max=0")
+	}
+	if r := mods[0].peers[1].region; r.Eager != r.Box {
+		t.Fatalf("box area of %d bytes with btl_sm_fbox_max=0", r.Eager-r.Box)
+	}
+}
