@@ -178,3 +178,47 @@ func benchRawGoroutines(b *testing.B) {
 type nopTB struct{ testing.TB }
 
 func (nopTB) Fatal(args ...any) { os.Exit(4) }
+
+// BenchmarkStream: one goroutine sends b.N n-byte messages to another
+// (rank 1 of the same job) as fast as the receiver takes them, with at most
+// a window of 64 in flight, through the fast box (box) or the FIFO alone
+// (fifo, btl_sm_fbox_max=0). ns/op is the time per message.
+func BenchmarkStream(b *testing.B) {
+	for _, n := range []int{8, 256, 2048} {
+		for _, mode := range []string{"box", "fifo"} {
+			b.Run(mode+"/"+sizeName(n), func(b *testing.B) {
+				cfg := DefaultConfig()
+				if mode == "fifo" {
+					cfg.FboxMax = 0
+				}
+				mods := newJob(b, 2, cfg)
+				a, e := mods[0], mods[1]
+				var got atomic.Int64
+				e.Register(btl.TagPMLMatch, func(int, []byte) { got.Add(1) })
+				var stop atomic.Bool
+				done := make(chan struct{})
+				go func() {
+					for !stop.Load() {
+						e.Progress()
+					}
+					close(done)
+				}()
+				hdr, pay := make([]byte, 16), make([]byte, n)
+				b.SetBytes(int64(n))
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					a.Send(1, btl.TagPMLMatch, hdr, pay, nil)
+					for int64(i+1)-got.Load() >= 64 {
+						a.Progress()
+					}
+				}
+				for got.Load() != int64(b.N) {
+					a.Progress()
+				}
+				b.StopTimer()
+				stop.Store(true)
+				<-done
+			})
+		}
+	}
+}

@@ -15,7 +15,7 @@ import (
 // line pair of its own) followed by a ring of size bytes (a power of two) in
 // the receiver's region. Positions are byte counters that only grow; the
 // ring offset is the counter modulo size. A record is an 8-byte header word
-// followed by hdr+payload, padded to 8 bytes; it never wraps around the end
+// followed by hdr+payload, padded to boxAlign bytes; it never wraps around the end
 // of the ring (a wrap record fills the rest of the lap instead).
 //
 // The sentinel rule: before it publishes a record's header, the sender
@@ -28,7 +28,10 @@ import (
 const (
 	boxCtlSize = 128 // the receiver's read position, alone on a cache line pair
 	boxHdrSize = 8
-	boxAlign   = 8
+	// boxAlign aligns records to half a cache line: a record of up to 32
+	// bytes (a PML match header and up to 8 bytes of payload) never
+	// straddles two lines, so it crosses to the receiver's core as one.
+	boxAlign = 32
 
 	boxKindData = 1 // hdr+payload of a message
 	boxKindWrap = 2 // nothing more in this lap: continue at offset 0
@@ -323,11 +326,13 @@ func (m *Module) setupBox(p *peer) {
 		}
 		p.boxIdx = idx + 1
 	}
+	// Registered before the announcement, so before p may rely on it.
+	fence := m.boxFence || !registerMembarrier()
 	e, h, ok := p.claim(m.mask + 1)
 	if !ok {
 		return // the FIFO is full: announce with a later send
 	}
 	e.setHeader(m.rank, kindBox, 0, 0, int64(p.boxIdx-1), 0)
 	m.publish(p, e, h)
-	p.out = &boxOut{boxRing: m.boxAt(p.rank, p.boxIdx-1), fence: m.boxFence}
+	p.out = &boxOut{boxRing: m.boxAt(p.rank, p.boxIdx-1), fence: fence}
 }

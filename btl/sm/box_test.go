@@ -126,9 +126,9 @@ func TestBoxCapacity(t *testing.T) {
 		size, n, fit int
 	}{
 		{1024, 56, 15},  // 64-byte records: 15 × 64 + 8 ≤ 1024, 16 × 64 + 8 > 1024
-		{1024, 0, 127},  // 8-byte records
-		{1024, 256, 3},  // 264-byte records
-		{4096, 1024, 3}, // 1032-byte records
+		{1024, 0, 31},   // 32-byte records
+		{1024, 256, 3},  // 288-byte records
+		{4096, 1024, 3}, // 1056-byte records
 	}
 	for _, tt := range tests {
 		tb := newTestBox(tt.size)
@@ -210,13 +210,13 @@ func TestParseBoxHeader(t *testing.T) {
 		ok   bool
 		want boxRecord
 	}{
-		{"data", boxHeader(boxKindData, 7, 100, 3), 0, true, boxRecord{kind: boxKindData, tag: 3, seq: 7, n: 100, size: 112}},
-		{"empty data", boxHeader(boxKindData, 1, 0, 0), 1016, true, boxRecord{kind: boxKindData, seq: 1, size: 8}},
-		{"largest", boxHeader(boxKindData, 1, max, 0), 0, true, boxRecord{kind: boxKindData, seq: 1, n: max, size: 264}},
+		{"data", boxHeader(boxKindData, 7, 100, 3), 0, true, boxRecord{kind: boxKindData, tag: 3, seq: 7, n: 100, size: 128}},
+		{"empty data", boxHeader(boxKindData, 1, 0, 0), 992, true, boxRecord{kind: boxKindData, seq: 1, size: 32}},
+		{"largest", boxHeader(boxKindData, 1, max, 0), 0, true, boxRecord{kind: boxKindData, seq: 1, n: max, size: 288}},
 		{"too long", boxHeader(boxKindData, 1, max+1, 0), 0, false, boxRecord{}},
-		{"past the end", boxHeader(boxKindData, 1, 16, 0), 1008, false, boxRecord{}},
+		{"past the end", boxHeader(boxKindData, 1, 32, 0), 992, false, boxRecord{}},
 		{"bad tag", boxHeader(boxKindData, 1, 1, btl.NumTags), 0, false, boxRecord{}},
-		{"wrap", boxHeader(boxKindWrap, 0, 0, 0), 1000, true, boxRecord{kind: boxKindWrap, size: 24}},
+		{"wrap", boxHeader(boxKindWrap, 0, 0, 0), 992, true, boxRecord{kind: boxKindWrap, size: 32}},
 		{"wrap at 0", boxHeader(boxKindWrap, 0, 0, 0), 0, false, boxRecord{}},
 		{"wrap with data", boxHeader(boxKindWrap, 1, 0, 0), 8, false, boxRecord{}},
 		{"unknown kind", boxHeader(9, 1, 1, 1), 0, false, boxRecord{}},
@@ -236,7 +236,7 @@ func TestParseBoxHeader(t *testing.T) {
 // followed.
 func FuzzBoxRecord(f *testing.F) {
 	f.Add(boxHeader(boxKindData, 1, 10, 1), uint64(0), uint16(0))
-	f.Add(boxHeader(boxKindData, 1, 256, 1), uint64(0), uint16(1016))
+	f.Add(boxHeader(boxKindData, 1, 256, 1), uint64(0), uint16(992))
 	f.Add(boxHeader(boxKindData, 1, 4000, 1), uint64(0), uint16(8))
 	f.Add(boxHeader(boxKindWrap, 0, 0, 0), boxHeader(boxKindData, 1, 1, 1), uint16(512))
 	f.Add(uint64(1<<63|1<<62), uint64(1), uint16(1016))
@@ -244,7 +244,7 @@ func FuzzBoxRecord(f *testing.F) {
 	f.Fuzz(func(t *testing.T, w, next uint64, at uint16) {
 		const size = 1024
 		tb := newTestBox(size)
-		off := uint64(at) % size &^ 7
+		off := uint64(at) % size &^ (boxAlign - 1)
 		tb.in.r, tb.in.released = off, off
 		tb.in.word(off).Store(w)
 		if off+8 < size {
