@@ -1,22 +1,28 @@
 #!/usr/bin/env python3
-"""gorun over TCP against Open MPI's btl/tcp, between two namespace hosts.
+"""gorun over TCP against Open MPI's btl/tcp and a plain Go TCP floor,
+between two namespace hosts.
 
 usage (root, from the repository root):
-    python3 bench/tcplab.py [--rounds N] [--bench-c PATH] [--max SIZE] MODE...
+    python3 bench/tcplab.py [--rounds N] [--max SIZE] [--base DIR] [--bin DIR] MODE...
 
 MODE is lat, bw, bibw or mr (two ranks, one per host). The script:
-  1. builds ./cmd/gorun and ./bench/osu, and bench.c with Debian's Open MPI
-     (openmpi-bin and libopenmpi-dev are installed when missing);
+  1. builds ./cmd/gorun, ./bench/osu and ./bench/tcpfloor, and bench.c with
+     Debian's Open MPI (openmpi-bin and libopenmpi-dev are installed when
+     missing);
   2. creates two network-namespace hosts h1, h2 (10.77.0.1-2/24, veth +
      bridge in a namespace of their own, names unique to this run), each
      with its own hostname, /etc/hosts, /tmp and /dev/shm; an ssh stand-in
      ("agent") enters them;
-  3. runs, alternately (A B A B ...), inside h1:
+  3. runs, alternately (A B C A B C ...), inside h1:
        gorun -np 2 --host h1:1,h2:1 --mca plm_ssh_agent agent osu MODE
-       mpirun -np 2 --host h1,h2 --mca plm_rsh_agent agent
-              --mca pml ob1 --mca btl self,tcp --mca btl_tcp_if_include eth0 bench MODE
-  4. prints per size the median of each side and ratio = gorun / Open MPI
-     (lat: lower is better; bw, bibw, mr: higher is better);
+       mpirun -np 2 --host h1,h2 --bind-to none --mca plm_rsh_agent agent
+              --mca pml ob1 --mca btl self,tcp --mca btl_tcp_if_include eth0
+              --mca oob_tcp_if_include eth0 bench MODE
+       tcpfloor -addr 10.77.0.2:7777 MODE     (its server on h2)
+     and, with --base DIR, DIR/gorun and DIR/osu as a fourth side ("base",
+     e.g. main's build, for A/B comparisons in one session);
+  4. prints per size the median of each side and the ratios gorun / other
+     (lat: lower is better for gorun; bw, bibw, mr: higher is better);
   5. deletes everything it created, also on failure or Ctrl-C.
 
 Only same-run ratios mean anything on a shared machine; numbers taken while
@@ -133,6 +139,59 @@ def parse(mode, text):
     return out
 
 
+def build(work, ref_c, base):
+    """Builds gorun, osu and tcpfloor (this checkout) and bench.c into work;
+    with base (a directory holding another gorun and osu, e.g. main's), the
+    script runs those too, as side "base"."""
+    if base:
+        for b in ("gorun", "osu"):
+            if not os.access(os.path.join(base, b), os.X_OK):
+                sys.exit(f"tcplab.py: --base {base}: no executable {b} in it")
+    for out, pkg in (("gorun", "./cmd/gorun"), ("osu", "./bench/osu"), ("tcpfloor", "./bench/tcpfloor")):
+        sh("go", "build", "-o", os.path.join(work, out), pkg, cwd=ROOT)
+    if not shutil.which("mpicc.openmpi"):
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        sh("apt-get", "-o", "DPkg::Lock::Timeout=600", "install", "-y", "-q", "openmpi-bin", "libopenmpi-dev",
+           env=env, stdout=subprocess.DEVNULL)
+    sh("mpicc.openmpi", "-O2", "-Wno-stringop-overflow", "-o", os.path.join(work, "bench"), ref_c)
+
+
+def commands(lab, work, base, mode, size_max):
+    """The command of every side, each run inside h1."""
+    def gorun(d):
+        return [os.path.join(d, "gorun"), "-np", "2", "--host", "h1:1,h2:1", "--mca", "plm_ssh_agent", lab.agent,
+                os.path.join(d, "osu"), mode, size_max]
+    # --bind-to none: each host's orted binds its one rank to core 0, and
+    # the two "hosts" share one machine, so both ranks would time-share
+    # core 0: every message then waits for the scheduler's tick (about
+    # 4 ms a half round trip; the benchmark's 10100 ping-pongs per size
+    # looked like a hang).
+    ompi = ["mpirun.openmpi", "--allow-run-as-root", "-np", "2", "--host", "h1,h2", "--bind-to", "none",
+            "--mca", "plm_rsh_agent", lab.agent, "--mca", "pml", "ob1", "--mca", "btl", "self,tcp",
+            "--mca", "btl_tcp_if_include", "eth0", "--mca", "oob_tcp_if_include", "eth0",
+            os.path.join(work, "bench"), mode, size_max]
+    floor = [os.path.join(work, "tcpfloor"), "-addr", "10.77.0.2:7777", mode, size_max]
+    sides = {"gorun": gorun(work), "Open MPI": ompi, "floor": floor}
+    if base:
+        sides["base"] = gorun(base)
+    return sides
+
+
+def run_side(lab, work, name, cmd, timeout):
+    if name != "floor":
+        return lab.run(1, cmd, timeout=timeout)
+    server = subprocess.Popen([lab.onhost, "2", os.path.join(work, "tcpfloor"), "-server", "-addr", "10.77.0.2:7777"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        out = lab.run(1, cmd, timeout=timeout)
+        server.wait(timeout=30)
+        return out
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=5)
@@ -141,45 +200,56 @@ def main():
     refs = [os.path.join(ROOT, *up, "shared", "bench", "bench.c") for up in (("..",), ("..", ".."))]
     ap.add_argument("--bench-c", default=next((r for r in refs if os.path.exists(r)), refs[0]))
     ap.add_argument("--max", default="4194304", help="largest size (bytes)")
+    ap.add_argument("--base", help="directory with another build of gorun and osu (say, main's), run as side base")
+    ap.add_argument("--bin", help="directory with gorun, osu, tcpfloor and bench already built (nothing is built); "
+                    "lets a shared machine's benchmark lock be held only while measuring")
+    ap.add_argument("--timeout", type=int, default=600, help="seconds one run of one side may take")
     ap.add_argument("modes", nargs="+", choices=["lat", "bw", "bibw", "mr"])
     a = ap.parse_args()
     # SIGTERM (timeout, kill) and SIGHUP end the script through SystemExit,
-    # so the teardown registered with atexit runs.
+    # and Ctrl-C through KeyboardInterrupt, so the teardown registered with
+    # atexit runs.
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, lambda *_: sys.exit(143))
     if os.geteuid() != 0:
         sys.exit("tcplab.py: needs root (network namespaces)")
-    work = tempfile.mkdtemp(prefix="gorun-tcplab-bin-")
-    atexit.register(shutil.rmtree, work, True)
-    os.chmod(work, 0o755)
-    sh("go", "build", "-o", os.path.join(work, "gorun"), "./cmd/gorun", cwd=ROOT)
-    sh("go", "build", "-o", os.path.join(work, "osu"), "./bench/osu", cwd=ROOT)
-    if not shutil.which("mpicc.openmpi"):
-        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-        sh("apt-get", "-o", "DPkg::Lock::Timeout=600", "install", "-y", "-q", "openmpi-bin", "libopenmpi-dev",
-           env=env, stdout=subprocess.DEVNULL)
-    sh("mpicc.openmpi", "-O2", "-Wno-stringop-overflow", "-o", os.path.join(work, "bench"), a.bench_c)
-    lab = Lab([work])
+    base = os.path.abspath(a.base) if a.base else None
+    if a.bin:
+        work = os.path.abspath(a.bin)
+        for b in ("gorun", "osu", "tcpfloor", "bench"):
+            if not os.access(os.path.join(work, b), os.X_OK):
+                sys.exit(f"tcplab.py: --bin {a.bin}: no executable {b} in it")
+    else:
+        work = tempfile.mkdtemp(prefix="gorun-tcplab-bin-")
+        atexit.register(shutil.rmtree, work, True)
+        os.chmod(work, 0o755)
+        build(work, a.bench_c, base)
+    lab = Lab([work] + ([base] if base else []))
     lab.up()
-    gorun = [os.path.join(work, "gorun"), "-np", "2", "--host", "h1:1,h2:1", "--mca", "plm_ssh_agent", lab.agent,
-             os.path.join(work, "osu")]
-    ompi = ["mpirun.openmpi", "--allow-run-as-root", "-np", "2", "--host", "h1,h2", "--mca", "plm_rsh_agent", lab.agent,
-            "--mca", "pml", "ob1", "--mca", "btl", "self,tcp", "--mca", "btl_tcp_if_include", "eth0",
-            "--mca", "oob_tcp_if_include", "eth0", os.path.join(work, "bench")]
     for mode in a.modes:
-        g, o = {}, {}
+        res = {}
         for r in range(a.rounds):
-            for side, cmd, store in (("gorun", gorun + [mode, a.max], g), ("Open MPI", ompi + [mode, a.max], o)):
-                for size, v in parse(mode, lab.run(1, cmd)).items():
-                    store.setdefault(size, []).append(v)
+            for name, cmd in commands(lab, work, base, mode, a.max).items():
+                for size, v in parse(mode, run_side(lab, work, name, cmd, a.timeout)).items():
+                    res.setdefault(name, {}).setdefault(size, []).append(v)
             print(f"# {mode}: round {r + 1}/{a.rounds} done", file=sys.stderr)
-        unit = "us" if mode == "lat" else ("messages/s" if mode == "mr" else "MB/s")
-        better = "lower" if mode == "lat" else "higher"
-        print(f"## {mode} ({unit}, median of {a.rounds} interleaved runs; ratio = gorun / Open MPI, {better} is better)")
-        print(f"{'size':>10} {'gorun':>12} {'Open MPI':>12} {'ratio':>7}")
-        for size in sorted(set(g) & set(o)):
-            mg, mo = statistics.median(g[size]), statistics.median(o[size])
-            print(f"{size:>10} {mg:>12.2f} {mo:>12.2f} {mg / mo if mo else float('nan'):>7.2f}")
+        report(mode, a.rounds, res)
+
+
+def report(mode, rounds, res):
+    """Prints the medians of every side and the ratios of gorun to the others."""
+    unit = "us" if mode == "lat" else ("messages/s" if mode == "mr" else "MB/s")
+    better = "lower" if mode == "lat" else "higher"
+    names = [n for n in ("gorun", "base", "Open MPI", "floor") if n in res]
+    others = [n for n in names if n != "gorun"]
+    print(f"## {mode} ({unit}, median of {rounds} interleaved runs; ratio = gorun / other, {better} is better for gorun)")
+    print(f"{'size':>10}" + "".join(f" {n:>12}" for n in names) + "".join(f" {'/' + n:>10}" for n in others))
+    sizes = sorted(set.intersection(*(set(res[n]) for n in names)))
+    for size in sizes:
+        med = {n: statistics.median(res[n][size]) for n in names}
+        line = f"{size:>10}" + "".join(f" {med[n]:>12.2f}" for n in names)
+        line += "".join(f" {med['gorun'] / med[n] if med[n] else float('nan'):>10.2f}" for n in others)
+        print(line, flush=True)
 
 
 if __name__ == "__main__":
