@@ -31,7 +31,10 @@
 //     keepalive expiry after btl_tcp_timeout, a malformed frame) is lost:
 //     Progress reports it once and fails its queued by-reference sends.
 //   - Progress polls with epoll_wait(0) and non-blocking reads; only Sleep
-//     blocks in the kernel (epoll_wait with an eventfd for Wake).
+//     blocks in the kernel (epoll_wait with an eventfd for Wake), and only
+//     after spinning (epoll_wait(0) in a loop) until btl_tcp_spin_time has
+//     passed since the module last moved a message: a rank in a message
+//     exchange never pays a wake-up, an idle one sleeps at once.
 //   - Goroutines: one accept loop per module (it also drops strangers
 //     after setup); none per message. Close ends it and every socket.
 package tcp

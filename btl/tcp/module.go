@@ -55,6 +55,9 @@ type Module struct {
 	epfd, evfd int
 	peers      []peer
 
+	born     time.Time    // Listen's time: the origin of since
+	lastWork atomic.Int64 // since() of the last Send or Progress that moved something
+
 	recv   [btl.NumTags]btl.RecvFunc
 	onLost func(peer int)
 
@@ -147,7 +150,7 @@ func Listen(job Job, cfg Config, log hclog.Logger) (*Module, error) {
 		return nil, err
 	}
 	m := &Module{rank: job.Rank, size: job.Size, cfg: cfg, log: log, secretSet: make(chan struct{}),
-		ln: ln, addr: ln.Addr().String(), epfd: -1, evfd: -1,
+		ln: ln, addr: ln.Addr().String(), epfd: -1, evfd: -1, born: time.Now(),
 		handshakes: map[net.Conn]struct{}{}, accepted: make(chan acceptRes, job.Size)}
 	m.attrs = btl.Attributes{EagerLimit: cfg.EagerLimit, MaxSendSize: cfg.MaxSendSize,
 		Latency: 100, Bandwidth: 1000, Exclusivity: Exclusivity}

@@ -15,10 +15,14 @@ type Config struct {
 	TimeoutSec  int      // btl_tcp_timeout, seconds
 	PortMin     int      // btl_tcp_port_min
 	PortRange   int      // btl_tcp_port_range
+	SpinUsec    int      // btl_tcp_spin_time, microseconds
 
 	// Not MCA parameters.
 	Loopback bool // every rank is on this machine: loopback is allowed (and preferred)
 }
+
+// Spin is btl_tcp_spin_time as a duration.
+func (c *Config) Spin() time.Duration { return time.Duration(c.SpinUsec) * time.Microsecond }
 
 // Timeout is btl_tcp_timeout as a duration.
 func (c *Config) Timeout() time.Duration { return time.Duration(c.TimeoutSec) * time.Second }
@@ -36,6 +40,8 @@ var Params = mca.Declare("btl_tcp", []mca.Field[Config]{
 		"largest payload of one TCP fragment; larger messages travel in pieces of this size"),
 	mca.Int("btl_tcp_timeout", "30", 1, 86400, func(c *Config) *int { return &c.TimeoutSec },
 		"seconds after which a silent peer (host down, network partition) is declared lost; also bounds the connect phase at Init"),
+	mca.Int("btl_tcp_spin_time", "20000", 0, 10_000_000, func(c *Config) *int { return &c.SpinUsec },
+		"microseconds a rank whose only sleeper is tcp keeps polling its sockets (non-blocking) before it sleeps in epoll_wait; waking a sleeping rank costs far more than a TCP message on a busy machine; 0 sleeps at once"),
 	mca.Int("btl_tcp_port_min", "0", 0, 65535, func(c *Config) *int { return &c.PortMin },
 		"lowest TCP port to listen on; 0 lets the kernel choose"),
 	mca.Int("btl_tcp_port_range", "100", 1, 65535, func(c *Config) *int { return &c.PortRange },

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"time"
 	"unsafe"
 
@@ -63,9 +64,15 @@ func (m *Module) Progress() int {
 	if m.lostUnrep.Load() {
 		n += m.reportLost()
 	}
+	if n > 0 {
+		m.lastWork.Store(m.since())
+	}
 	m.progMu.Unlock()
 	return n
 }
+
+// since is the module's clock: monotonic nanoseconds since Listen.
+func (m *Module) since() int64 { return int64(time.Since(m.born)) }
 
 // recvRaw is a non-blocking read; EAGAIN is (0, nil), end of stream is
 // (0, io.EOF).
@@ -200,7 +207,7 @@ func (m *Module) drainEventfd() {
 // with queued sends can take more (EPOLLOUT is watched while a queue is
 // non-empty), Wake is called, or d elapses (d <= 0: no timeout).
 func (m *Module) Sleep(d time.Duration) {
-	if m.closed.Load() {
+	if m.closed.Load() || m.spin(d) {
 		return
 	}
 	m.sleeping.Store(true)
@@ -222,6 +229,58 @@ func (m *Module) Sleep(d time.Duration) {
 	m.sleeping.Store(false)
 	if m.wakePend.Swap(false) {
 		m.drainEventfd()
+	}
+}
+
+// spinPolls is the number of polls between two looks at the clock (and
+// passes through Go's scheduler) while spin polls.
+const spinPolls = 64
+
+// spin is the first part of a Sleep: until btl_tcp_spin_time has passed
+// since the module last moved a message (and for at most d, when d > 0) it
+// polls the epoll set without blocking, and reports true as soon as a
+// socket has an event, Wake was called or a peer was lost (the caller then
+// progresses), false when the time is up and nothing came. A rank idle for
+// longer sleeps at once, so it does not spin again after each timeout.
+// The PML's own spin phase counts polls; this one counts time, since a
+// TCP poll costs a system call and a rank that sleeps pays a wake-up (tens
+// of microseconds to milliseconds on a busy machine) on every message.
+func (m *Module) spin(d time.Duration) bool {
+	spin := m.cfg.Spin()
+	if spin <= 0 {
+		return false
+	}
+	start := m.since()
+	end := m.lastWork.Load() + int64(spin) // spin only while recently busy
+	if d > 0 {
+		end = min(end, start+int64(d))
+	}
+	if end <= start {
+		return false
+	}
+	// Oversubscribed (the PML's pml_ob1_yield_when_idle=auto rule), each
+	// poll yields the core, so that the rank that holds the message runs.
+	yield := m.size > runtime.NumCPU()
+	var ev [1]unix.EpollEvent
+	for i := 1; ; i++ {
+		// epoll_pwait with no signal mask is epoll_wait (which arm64
+		// lacks); a raw call, since it never blocks.
+		n, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(m.epfd), uintptr(unsafe.Pointer(&ev[0])), 1, 0, 0, 0)
+		if (e == 0 && n > 0) || m.lostUnrep.Load() || m.closed.Load() {
+			return true
+		}
+		if m.wakePend.Swap(false) {
+			return true
+		}
+		if yield {
+			unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+		}
+		if i%spinPolls == 0 {
+			if m.since() >= end {
+				return false
+			}
+			runtime.Gosched()
+		}
 	}
 }
 

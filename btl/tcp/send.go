@@ -70,6 +70,7 @@ func (m *Module) Send(peer int, tag btl.Tag, hdr, payload []byte, c btl.Completi
 		return false, fmt.Errorf("btl/tcp: rank %d is not reachable through tcp from rank %d", peer, m.rank)
 	}
 	p := &m.peers[peer]
+	m.lastWork.Store(m.since())
 	headLen := frameHdr + len(hdr)
 	p.mu.Lock()
 	if m.closed.Load() {

@@ -224,3 +224,42 @@ func TestWatch(t *testing.T) {
 		t.Error("sends to a peer that took them all, or to rank -1, are not flushed")
 	}
 }
+
+// TestSpin: the spin phase of Sleep returns true when a fragment arrives
+// or Wake was called, and false at once when it is off or the module has
+// been idle for longer than btl_tcp_spin_time; d bounds it.
+func TestSpin(t *testing.T) {
+	cfg := testConfig()
+	cfg.SpinUsec = 10_000_000 // 10 s, beyond the test's life: only an event ends the spin
+	mods := mesh(t, 2, cfg, NewSecret())
+	m := mods[1]
+	m.lastWork.Store(m.since())
+	if _, err := mods[0].Send(1, btl.TagPMLCtl, []byte("x"), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !m.spin(0) {
+		t.Fatal("spin ended without the fragment that was sent")
+	}
+	var got int
+	m.Register(btl.TagPMLCtl, func(int, []byte) { got++ })
+	for got == 0 {
+		m.Progress()
+	}
+	m.Wake()
+	if !m.spin(0) || m.wakePend.Load() {
+		t.Error("spin did not end on (and consume) a pending Wake")
+	}
+	if m.spin(time.Millisecond) {
+		t.Error("spin bounded by d = 1ms reported an event; none was sent")
+	}
+	m.lastWork.Store(m.since() - int64(2*cfg.Spin()))
+	if m.spin(0) {
+		t.Error("an idle module's spin reported an event")
+	}
+	m.Sleep(time.Millisecond) // idle: sleeps in epoll_wait and returns after d
+	m.cfg.SpinUsec = 0
+	m.lastWork.Store(m.since())
+	if m.spin(0) {
+		t.Error("spin with btl_tcp_spin_time=0 reported an event")
+	}
+}
