@@ -333,11 +333,12 @@ func (c *Comm) Recv(buf []byte, src, tag int) (Status, error) {
 	if err := c.checkRecv(src, tag); err != nil {
 		return Status{}, err
 	}
+	c.p.othersFirst()
 	r := c.p.getReq()
 	err := c.startRecv(r, buf, c.worldSrc(src), tag)
 	var st Status
 	if err == nil {
-		if err = c.p.Wait(nil, r); err == nil {
+		if err = c.p.waitLook(nil, r, false); err == nil {
 			st, err = r.status, r.err
 		}
 	}

@@ -36,8 +36,10 @@ import (
 // they give the core back).
 // A goroutine that receives and hands each message over a channel to
 // another so answers within microseconds, and a CPU-bound goroutine beside
-// a blocked Recv keeps its core. A rank with one goroutine pays one check
-// of the run queues (~50 ns) per othersEvery idle polls.
+// a blocked Recv keeps its core. The looks as a wait starts and at its
+// first idle poll are skipped while recent looks found nobody (see
+// quietAfter), so a rank with one goroutine pays about one look per
+// quietEvery waits plus one per othersEvery idle polls.
 
 // waitState is what waits share.
 type waitState struct {
@@ -53,6 +55,10 @@ type waitState struct {
 	// idleTick counts idle polls (see idleFor). An atomic add is no extra
 	// cost there: each poll already takes and drops two locks.
 	idleTick atomic.Uint32
+
+	// quiet counts the looks at the run queues in a row that found no
+	// other goroutine ready to run (see othersReady).
+	quiet atomic.Uint32
 }
 
 // runner is implemented by a BTL that shows which ranks are on a core
@@ -177,14 +183,31 @@ func (p *PML) sentTo(dest int) {
 // Wait blocks until r completes or ctx ends (ctx may be nil). It returns
 // ctx's error, or errClosed when the PML closes first; nil once r is done
 // (r's own result is in r).
-func (p *PML) Wait(ctx context.Context, r *Request) error {
+func (p *PML) Wait(ctx context.Context, r *Request) error { return p.waitLook(ctx, r, true) }
+
+// othersFirst is a blocking receive's look before it posts: a goroutine
+// this one just readied (say, by handing it the last message over a
+// channel) runs first, so that posting the receive comes after that
+// goroutine's answer instead of before it. The receive's wait then skips
+// its own look (waitLook's look argument).
+func (p *PML) othersFirst() {
+	if p.wait.othersReady() {
+		runtime.Gosched()
+	}
+}
+
+// waitLook is Wait; look says whether to look for other goroutines ready to
+// run as it starts (false: the caller just did, see othersFirst).
+func (p *PML) waitLook(ctx context.Context, r *Request, look bool) error {
 	var done <-chan struct{}
 	if ctx != nil {
 		done = ctx.Done()
 	}
 	spins := 0
 	var idle idleState
-	if !r.Done() && othersRunnable() {
+	if !look {
+		idle.polls = 1 // and not at the first idle poll either
+	} else if !r.Done() && p.wait.othersReady() {
 		// A goroutine this one just readied (say, by handing it the
 		// last message over a channel) runs before we poll.
 		idle.polls = 1
@@ -284,7 +307,7 @@ func (p *PML) idleFor(src int, st *idleState) {
 	} else {
 		n = p.wait.idleTick.Add(1)
 	}
-	if (n == 1 || n%othersEvery == 0) && othersRunnable() {
+	if n == 1 && p.wait.othersReady() || n%othersEvery == 0 && p.wait.othersLook() {
 		runtime.Gosched()
 		return
 	}
@@ -295,9 +318,7 @@ func (p *PML) idleFor(src int, st *idleState) {
 			if st != nil {
 				st.peerSpins = 0
 			}
-			p.setRunning(false)
-			unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
-			p.setRunning(true)
+			p.yieldCore()
 		}
 	}
 	every := uint32(goschedEvery)
@@ -318,6 +339,48 @@ var runnable = struct {
 	s [1]metrics.Sample
 }{s: [1]metrics.Sample{{Name: "/sched/goroutines/runnable:goroutines"}}}
 
+// quietAfter and quietEvery gate the looks at the run queues that a wait
+// makes as it starts and at its first idle poll (othersReady): after
+// quietAfter looks in a row found no other goroutine ready, only one start
+// in quietEvery looks, until a look finds one. A look costs ~50 ns with
+// warm caches but 0.3-0.6 us right after another process ran on the core,
+// which is when an oversubscribed rank's wait starts: two looks per wait
+// were most of what 889ed37 added to shift's round (8 ranks on 2 cores,
+// about 1 us). A rank whose goroutines hand work to each other keeps
+// finding one and so keeps looking every time; a goroutine that becomes
+// ready in a rank that had none is still seen within othersEvery idle
+// polls (those looks are not gated, and they reset the count).
+const (
+	quietAfter = 8
+	quietEvery = 16
+)
+
+// othersReady is the gated look of a wait's start and first idle poll:
+// othersRunnable, or false without looking when the recent looks found
+// nothing (see quietAfter). Plain loads and stores of quiet: goroutines
+// racing on it lose counts, which only shifts when the next look comes.
+func (w *waitState) othersReady() bool {
+	q := w.quiet.Load()
+	if skipLook(q) {
+		w.quiet.Store(q + 1)
+		return false
+	}
+	return w.othersLook()
+}
+
+// skipLook reports whether a gated look is skipped after q quiet looks.
+func skipLook(q uint32) bool { return q >= quietAfter && q%quietEvery != 0 }
+
+// othersLook is othersRunnable, counted in quiet.
+func (w *waitState) othersLook() bool {
+	if othersRunnable() {
+		w.quiet.Store(0)
+		return true
+	}
+	w.quiet.Store(w.quiet.Load() + 1)
+	return false
+}
+
 // othersRunnable reports whether a goroutine of this process is ready to
 // run and waits for a P.
 func othersRunnable() bool {
@@ -328,6 +391,25 @@ func othersRunnable() bool {
 	v := runnable.s[0].Value
 	runnable.Unlock()
 	return v.Kind() == metrics.KindUint64 && v.Uint64() > 0
+}
+
+// coreYielder is a runner that yields the core itself, flagged as not
+// running meanwhile, more cheaply than SetRunning, yield, SetRunning do
+// (sm: one close guard for the three).
+type coreYielder interface{ YieldCore() }
+
+// yieldCore gives up the core (sched_yield) with the rank flagged as not
+// running while it is off.
+func (p *PML) yieldCore() {
+	if rs := p.wait.runners; len(rs) == 1 {
+		if y, ok := rs[0].(coreYielder); ok {
+			y.YieldCore()
+			return
+		}
+	}
+	p.setRunning(false)
+	unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+	p.setRunning(true)
 }
 
 // setRunning tells every runner module whether this rank polls.
@@ -435,7 +517,7 @@ func (p *PML) block(ctx context.Context, done <-chan struct{}, wc func() chan st
 // reports true when something ended the block meanwhile (an event, its
 // own completion, done, Close), false when it should sleep now.
 func (p *PML) yieldToOthers(done <-chan struct{}, own chan struct{}) bool {
-	for othersRunnable() {
+	for p.wait.othersLook() {
 		runtime.Gosched()
 		if p.closed.Load() || p.Progress() > 0 {
 			return true

@@ -9,8 +9,9 @@ import (
 // finalizes (btl.Module's contract): none of them may touch the segment
 // once it is unmapped. Every entry point that a goroutine other than the
 // progressing one can run on the segment (Send, Wake, SetRunning,
-// PeerRunning; Progress and Sleep are serialized with Close by the PML's
-// progress lock and by progMu) counts itself in users for its duration:
+// YieldCore, PeerRunning; Progress and Sleep are serialized with Close by
+// the PML's progress lock and by progMu) counts itself in users for its
+// duration:
 //
 //	user:  users.Add(1); if closed: users.Add(-1), refuse; ...; users.Add(-1)
 //	Close: closed.Store(true); wait until users == 0; unmap
@@ -18,8 +19,8 @@ import (
 // Both sides store, then load the other's word, with sequentially
 // consistent atomics: either the user sees closed and refuses, or Close
 // sees it counted and waits for it. The wait is short: no counted call
-// blocks (claim and enqueue are bounded, and Send never calls a
-// Completion).
+// blocks (claim and enqueue are bounded, Send never calls a Completion,
+// and YieldCore's sched_yield only lets the core's other threads run).
 
 // userCount sits on a cache line of its own: every Send of every goroutine
 // of the rank writes it.

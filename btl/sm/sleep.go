@@ -135,6 +135,20 @@ func (m *Module) SetRunning(on bool) {
 	}
 }
 
+// YieldCore gives up the core (sched_yield) as SetRunning(false), the
+// yield, SetRunning(true) would, under one close guard (see close.go)
+// instead of two: it runs once per idle poll of an oversubscribed rank.
+func (m *Module) YieldCore() {
+	if !m.enter() {
+		unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+		return
+	}
+	storeSeq(&m.ctl.running, 0)
+	unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+	storeSeq(&m.ctl.running, 1)
+	m.exit()
+}
+
 // PeerRunning reports whether rank last said it was polling.
 func (m *Module) PeerRunning(rank int) bool {
 	if rank < 0 || rank >= len(m.peers) || rank == m.rank || !m.enter() {

@@ -451,6 +451,10 @@ func TestPeerRunning(t *testing.T) {
 	if mods[0].PeerRunning(1) {
 		t.Error("rank 0 still sees rank 1 running after it yielded")
 	}
+	mods[1].YieldCore() // off the core while it yields, on again after
+	if !mods[0].PeerRunning(1) {
+		t.Error("rank 0 does not see rank 1 running after YieldCore")
+	}
 	mods[0].SetRunning(true)
 	for _, r := range []int{0, -1, 2} {
 		if mods[0].PeerRunning(r) {
@@ -559,7 +563,8 @@ func TestFlushedByMark(t *testing.T) {
 
 // TestCloseWhileSending: goroutines keep sending while Close unmaps the
 // segment: no fault, and once Close has returned every Send fails with an
-// error wrapping ErrFinalized (and Wake, SetRunning, PeerRunning do nothing).
+// error wrapping ErrFinalized (and Wake, SetRunning, YieldCore, PeerRunning
+// do nothing).
 func TestCloseWhileSending(t *testing.T) {
 	m := newJob(t, 2, DefaultConfig())
 	a := m[0]
@@ -574,6 +579,7 @@ func TestCloseWhileSending(t *testing.T) {
 				a.Send(1, btl.TagPMLMatch, make([]byte, 8), payload, nil)
 				a.Wake()
 				a.SetRunning(true)
+				a.YieldCore()
 				a.PeerRunning(1)
 			}
 		}()
