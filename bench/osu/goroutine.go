@@ -28,10 +28,13 @@ const (
 //     the goroutine that sends the pong. Half round trips, as lat reports.
 //   - A CPU-bound loop on rank 1 alone, and while another goroutine of rank
 //     1 is blocked in Recv (see cpuBesideRecv): speed = alone / beside.
+//   - How late a goroutine of rank 1 that sleeps 1 ms wakes, alone and
+//     while another goroutine of rank 1 sleeps in Recv (timerBesideRecv).
 type goroutineResult struct {
-	rounds                  int
-	direct, viaGoroutine    latencies
-	cpuAlone, cpuBesideRecv time.Duration
+	rounds                      int
+	direct, viaGoroutine        latencies
+	cpuAlone, cpuBesideRecv     time.Duration
+	timerAlone, timerBesideRecv time.Duration // mean lateness of a 1 ms sleep
 }
 
 // latencies of one ping-pong run, half round trips.
@@ -64,11 +67,13 @@ func us(d time.Duration) float64 { return d.Seconds() * 1e6 }
 // header and row.
 func (r goroutineResult) write(w io.Writer, csv bool) error {
 	cols := []string{"rounds", "direct_us", "direct_p50_us", "direct_p99_us", "goroutine_us", "goroutine_p50_us",
-		"goroutine_p99_us", "goroutine_max_us", "ratio", "ratio_p50", "cpu_alone_s", "cpu_beside_recv_s", "cpu_speed"}
+		"goroutine_p99_us", "goroutine_max_us", "ratio", "ratio_p50", "cpu_alone_s", "cpu_beside_recv_s", "cpu_speed",
+		"timer_late_alone_us", "timer_late_beside_recv_us"}
 	vals := []string{fmt.Sprint(r.rounds), f3(us(r.direct.mean)), f3(us(r.direct.p50)), f3(us(r.direct.p99)),
 		f3(us(r.viaGoroutine.mean)), f3(us(r.viaGoroutine.p50)), f3(us(r.viaGoroutine.p99)), f3(us(r.viaGoroutine.max)),
 		f3(r.ratio()), f3(r.viaGoroutine.p50.Seconds() / r.direct.p50.Seconds()),
-		fmt.Sprintf("%.4f", r.cpuAlone.Seconds()), fmt.Sprintf("%.4f", r.cpuBesideRecv.Seconds()), f3(r.speed())}
+		fmt.Sprintf("%.4f", r.cpuAlone.Seconds()), fmt.Sprintf("%.4f", r.cpuBesideRecv.Seconds()), f3(r.speed()),
+		fmt.Sprintf("%.1f", us(r.timerAlone)), fmt.Sprintf("%.1f", us(r.timerBesideRecv))}
 	var err error
 	if csv {
 		_, err = fmt.Fprintf(w, "%s\n%s\n", strings.Join(cols, ","), strings.Join(vals, ","))
@@ -112,8 +117,12 @@ func (b *bench) goroutines() (goroutineResult, error) {
 	if err != nil {
 		return res, err
 	}
+	tAlone, tBeside, err := b.timerBesideRecv()
+	if err != nil {
+		return res, err
+	}
 	// Rank 1 measured; rank 0 reports.
-	times := []float64{alone.Seconds(), beside.Seconds()}
+	times := []float64{alone.Seconds(), beside.Seconds(), tAlone.Seconds(), tBeside.Seconds()}
 	if c.Rank() == 1 {
 		err = gorun.SendSlice(c, times, 0, tagGather)
 	} else {
@@ -121,6 +130,8 @@ func (b *bench) goroutines() (goroutineResult, error) {
 	}
 	res.cpuAlone = time.Duration(times[0] * float64(time.Second))
 	res.cpuBesideRecv = time.Duration(times[1] * float64(time.Second))
+	res.timerAlone = time.Duration(times[2] * float64(time.Second))
+	res.timerBesideRecv = time.Duration(times[3] * float64(time.Second))
 	return res, err
 }
 
@@ -228,6 +239,49 @@ func (b *bench) cpuBesideRecv() (alone, beside time.Duration, err error) {
 		if err := <-recvd; err != nil {
 			return 0, 0, fmt.Errorf("the receive beside the CPU loop: %w", err)
 		}
+	}
+	return alone, beside, nil
+}
+
+// timerTicks is how many 1 ms sleeps timerBesideRecv times each way.
+const timerTicks = 200
+
+// timerBesideRecv returns the mean lateness of a 1 ms time.Sleep on rank 1
+// alone, and while another goroutine of rank 1 sleeps in Recv, past its
+// spinning (rank 0 then releases the receive). A goroutine that a timer
+// readies needs the rank's P (often its only one); a receive that sleeps
+// inside a system call holds it until the runtime's monitor thread takes it
+// back.
+func (b *bench) timerBesideRecv() (alone, beside time.Duration, err error) {
+	c := b.c
+	if c.Rank() == 0 {
+		if _, err := c.Recv(nil, 1, tagGoDone); err != nil {
+			return 0, 0, fmt.Errorf("waiting for rank 1's timers: %w", err)
+		}
+		return 0, 0, c.Send(nil, 1, tagGoRelease)
+	}
+	late := func() time.Duration {
+		var sum time.Duration
+		for i := 0; i < timerTicks; i++ {
+			t0 := time.Now()
+			time.Sleep(time.Millisecond)
+			sum += time.Since(t0) - time.Millisecond
+		}
+		return sum / timerTicks
+	}
+	alone = late()
+	recvd := make(chan error, 1)
+	go func() {
+		_, err := c.Recv(nil, 0, tagGoRelease)
+		recvd <- err
+	}()
+	time.Sleep(10 * time.Millisecond) // into Recv, past its spinning
+	beside = late()
+	if err := c.Send(nil, 0, tagGoDone); err != nil {
+		return 0, 0, err
+	}
+	if err := <-recvd; err != nil {
+		return 0, 0, fmt.Errorf("the receive beside the timers: %w", err)
 	}
 	return alone, beside, nil
 }

@@ -27,13 +27,15 @@ func TestGoroutineResultWrite(t *testing.T) {
 		viaGoroutine:  latencies{mean: 300 * time.Nanosecond, p50: 300 * time.Nanosecond, p99: 2 * time.Microsecond, max: 9 * time.Microsecond},
 		cpuAlone:      100 * time.Millisecond,
 		cpuBesideRecv: 125 * time.Millisecond,
+		timerAlone:    60 * time.Microsecond, timerBesideRecv: 1500 * time.Microsecond,
 	}
 	var b strings.Builder
 	if err := r.write(&b, false); err != nil {
 		t.Fatal(err)
 	}
 	want := "goroutine rounds=1000 direct_us=0.200 direct_p50_us=0.150 direct_p99_us=1.000 goroutine_us=0.300 goroutine_p50_us=0.300 " +
-		"goroutine_p99_us=2.000 goroutine_max_us=9.000 ratio=1.500 ratio_p50=2.000 cpu_alone_s=0.1000 cpu_beside_recv_s=0.1250 cpu_speed=0.800\n"
+		"goroutine_p99_us=2.000 goroutine_max_us=9.000 ratio=1.500 ratio_p50=2.000 cpu_alone_s=0.1000 cpu_beside_recv_s=0.1250 cpu_speed=0.800 " +
+		"timer_late_alone_us=60.0 timer_late_beside_recv_us=1500.0\n"
 	if b.String() != want {
 		t.Fatalf("write:\n got %q\nwant %q", b.String(), want)
 	}

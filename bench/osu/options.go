@@ -37,8 +37,8 @@ reduce, bcast, allgather, alltoall (any number). N is the largest message
 size of a sweep (like -m N), or the number of rounds of ring, shift, barrier
 and goroutine (like -r N). goroutine: rank 1's goroutines around a blocked
 Recv (the 8-byte ping-pong answered directly and through a receiver
-goroutine, and a CPU-bound goroutine's speed while another one waits in
-Recv).
+goroutine, a CPU-bound goroutine's speed while another one waits in
+Recv, and how late a 1 ms sleep ends while another one sleeps in Recv).
 
 flags:
 `
