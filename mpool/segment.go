@@ -63,6 +63,9 @@ type Segment struct {
 	Path   string
 	Layout Layout
 	ID     Identity // the file's identity, as created
+	// AttachCheck is how often WaitAttached calls its failed func (0:
+	// every 50 ms); set it before WaitAttached.
+	AttachCheck time.Duration
 
 	mem       mmap.MMap
 	hdr       *Header
@@ -279,12 +282,16 @@ func (s *Segment) Attach() (int, error) {
 func (s *Segment) WaitAttached(timeout time.Duration, failed func() error) error {
 	deadline := time.Now().Add(timeout)
 	var checked time.Time
+	every := attachCheck
+	if s.AttachCheck > 0 {
+		every = s.AttachCheck
+	}
 	for {
 		n := s.hdr.Attached.Load()
 		if int(n) >= s.Layout.NLocal {
 			return nil
 		}
-		if now := time.Now(); failed != nil && now.Sub(checked) >= attachCheck {
+		if now := time.Now(); failed != nil && now.Sub(checked) >= every {
 			checked = now
 			if err := failed(); err != nil {
 				return fmt.Errorf("mpool: %d of %d local ranks attached to %s: %w", n, s.Layout.NLocal, s.Path, err)
@@ -293,11 +300,11 @@ func (s *Segment) WaitAttached(timeout time.Duration, failed func() error) error
 		if !time.Now().Before(deadline) {
 			return fmt.Errorf("mpool: only %d of %d local ranks attached to %s within %v", n, s.Layout.NLocal, s.Path, timeout)
 		}
-		futexWait(&s.hdr.Attached, n, min(attachCheck, time.Until(deadline)))
+		futexWait(&s.hdr.Attached, n, min(every, time.Until(deadline)))
 	}
 }
 
-// attachCheck is how often WaitAttached calls its failed func.
+// attachCheck is how often WaitAttached calls its failed func by default.
 const attachCheck = 50 * time.Millisecond
 
 // Futex operations on a word of the shared mapping (not private: the

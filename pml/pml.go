@@ -134,7 +134,7 @@ func New(cfg Config) (*PML, error) {
 		cfg.SpinCount = 1
 	}
 	if cfg.SleepTimeout <= 0 {
-		cfg.SleepTimeout = 50 * time.Millisecond
+		cfg.SleepTimeout = defaultSleepTimeout
 	}
 	p := &PML{
 		cfg:   cfg,

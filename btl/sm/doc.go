@@ -46,6 +46,10 @@
 //     at most 64 peers per check, round robin: a loss is noticed within
 //     ceil((N-1)/64) checks (one check up to 65 ranks; at 1024 ranks 16, i.e.
 //     ~80 ms while polling, ~0.8 s asleep), and a check costs O(1), not O(N).
+//     Beyond 16 ranks per core a sleeping rank naps 50 ms × (ranks per core
+//     / 16) and checks 64 × as many peers (at 1024 ranks on 2 cores: 1.6 s,
+//     all peers), so that sleeping ranks' wakes do not fill the cores; the
+//     attach wait naps the same.
 //   - Fast boxes (Open MPI vader's fbox): once a rank has sent
 //     btl_sm_fbox_threshold (16) messages to a peer, it takes one of the
 //     btl_sm_fbox_max (32) boxes of the peer's region (one atomic add on the

@@ -232,6 +232,7 @@ func (m *Module) attach(pids []int) error {
 		}
 	}
 	m.monitor.init(m, pids != nil)
+	m.seg.AttachCheck = m.monitor.sleepNap() // the attach wait sleeps like Sleep
 	if err := m.seg.WaitAttached(m.cfg.AttachTimeout, m.monitor.firstLost); err != nil {
 		m.monitor.close()
 		return fmt.Errorf("btl/sm: rank %d: %w", m.rank, err)

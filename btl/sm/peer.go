@@ -3,7 +3,9 @@ package sm
 import (
 	"errors"
 	"os"
+	"runtime"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -21,6 +23,14 @@ import (
 // most of their time in poll). A peer's loss is therefore noticed within
 // ceil((N-1)/peerCheckSlice) checks instead of one; up to
 // peerCheckSlice+1 ranks that is one check, as before.
+//
+// A sleeping rank wakes every nap to check its peers (sleepCheck). With
+// many ranks per core those wakes alone would fill the cores (each costs
+// the Go runtime of the rank several thread switches: at 1024 ranks on
+// two cores, waking every 50 ms kept Finalize's barrier busy for 35 s), so
+// beyond napRanksPerCore ranks per core the nap grows with the ranks per
+// core, and a sleeping rank's check looks at as many more peers: the time
+// to notice a loss stays what it is at napRanksPerCore ranks per core.
 type peerMonitor struct {
 	m  *Module
 	mu struct {
@@ -32,12 +42,35 @@ type peerMonitor struct {
 		nextK int           // first kill index of the next check's slice
 	}
 	on bool // set before the module is shared; read-only afterwards
+
+	// Set by init, read-only afterwards: a sleeping rank's nap between
+	// checks and the most peers each of those checks looks at.
+	nap        time.Duration
+	sleepSlice int
+}
+
+// peerCheckNap is a sleeping rank's nap between peer checks up to
+// napRanksPerCore ranks per core (see peerMonitor).
+const (
+	peerCheckNap    = 50 * time.Millisecond
+	napRanksPerCore = 16
+)
+
+// napFor returns the nap and the sleeping check's slice for n local ranks
+// on cores cores.
+func napFor(n, cores int) (time.Duration, int) {
+	if cores < 1 || n <= napRanksPerCore*cores {
+		return peerCheckNap, peerCheckSlice
+	}
+	return peerCheckNap * time.Duration(n) / time.Duration(napRanksPerCore*cores),
+		peerCheckSlice * n / (napRanksPerCore * cores)
 }
 
 // init (re)opens the watch on every peer with a known pid.
 func (w *peerMonitor) init(m *Module, enabled bool) {
 	w.close()
 	w.m = m
+	w.nap, w.sleepSlice = napFor(len(m.peers), runtime.NumCPU())
 	if !enabled {
 		return
 	}
@@ -69,14 +102,14 @@ func (w *peerMonitor) active() bool { return w.on }
 // peerCheckSlice is the most peers one check looks at.
 const peerCheckSlice = 64
 
-// slice returns the bounds of the next window of at most peerCheckSlice
-// entries of a list of n, starting at *next (which it advances, wrapping to
-// 0 at the end), so that successive windows cover the list round robin.
-func slice(next *int, n int) (lo, hi int) {
+// slice returns the bounds of the next window of at most size entries of a
+// list of n, starting at *next (which it advances, wrapping to 0 at the
+// end), so that successive windows cover the list round robin.
+func slice(next *int, n, size int) (lo, hi int) {
 	if *next >= n {
 		*next = 0
 	}
-	lo, hi = *next, min(*next+peerCheckSlice, n)
+	lo, hi = *next, min(*next+size, n)
 	*next = hi
 	return lo, hi
 }
@@ -84,13 +117,27 @@ func slice(next *int, n int) (lo, hi int) {
 // check polls the next slice of watched peers (all of them when there are
 // at most peerCheckSlice) and reports whether one was newly found lost. A
 // concurrent check in progress makes it return false at once.
-func (w *peerMonitor) check() bool {
+func (w *peerMonitor) check() bool { return w.checkSlice(peerCheckSlice) }
+
+// sleepNap bounds each futex wait of a sleeping rank (see peerMonitor).
+func (w *peerMonitor) sleepNap() time.Duration {
+	if w.nap <= 0 {
+		return peerCheckNap
+	}
+	return w.nap
+}
+
+// sleepCheck is check for a rank that sleeps: it runs every w.nap and
+// looks at w.sleepSlice peers.
+func (w *peerMonitor) sleepCheck() bool { return w.checkSlice(max(w.sleepSlice, peerCheckSlice)) }
+
+func (w *peerMonitor) checkSlice(size int) bool {
 	if !w.on || !w.mu.TryLock() {
 		return false
 	}
 	found := false
 	if len(w.mu.fds) > 0 {
-		lo, hi := slice(&w.mu.next, len(w.mu.fds))
+		lo, hi := slice(&w.mu.next, len(w.mu.fds), size)
 		fds := w.mu.fds[lo:hi]
 		if n, err := unix.Poll(fds, 0); err == nil && n > 0 {
 			for i := range fds {
@@ -104,7 +151,7 @@ func (w *peerMonitor) check() bool {
 			}
 		}
 	}
-	lo, hi := slice(&w.mu.nextK, len(w.mu.kill))
+	lo, hi := slice(&w.mu.nextK, len(w.mu.kill), size)
 	for _, r := range w.mu.kill[lo:hi] {
 		p := &w.m.peers[r]
 		if !p.lost.Load() && errors.Is(unix.Kill(p.pid, 0), unix.ESRCH) {
@@ -122,9 +169,10 @@ func (w *peerMonitor) markLost(p *peer) {
 	w.m.lostUnrep.Store(true)
 }
 
-// firstLost is check for the attach wait: an error naming a lost peer.
+// firstLost is sleepCheck for the attach wait (which naps like Sleep): an
+// error naming a lost peer.
 func (w *peerMonitor) firstLost() error {
-	w.check()
+	w.sleepCheck()
 	for i := range w.m.peers {
 		if w.m.peers[i].lost.Load() {
 			return errPeerLost(i)

@@ -3,6 +3,7 @@ package sm
 import (
 	"os/exec"
 	"testing"
+	"time"
 )
 
 // TestSliceRoundRobin: successive check windows cover a list of n entries
@@ -12,7 +13,7 @@ func TestSliceRoundRobin(t *testing.T) {
 		next := 0
 		seen := make([]int, n)
 		for range 2 * ((n + peerCheckSlice - 1) / peerCheckSlice) {
-			lo, hi := slice(&next, n)
+			lo, hi := slice(&next, n, peerCheckSlice)
 			if lo < 0 || hi > n || lo > hi || hi-lo > peerCheckSlice {
 				t.Fatalf("n=%d: window [%d,%d) out of bounds or longer than %d", n, lo, hi, peerCheckSlice)
 			}
@@ -68,5 +69,43 @@ func TestMonitorFindsLostPeerAmongMany(t *testing.T) {
 	}
 	if err := m.monitor.firstLost(); err == nil {
 		t.Fatalf("firstLost = nil with peer %d lost", n-1)
+	}
+}
+
+// TestNapFor (issue 16 item 11): up to napRanksPerCore ranks per core a
+// sleeping rank naps peerCheckNap and checks peerCheckSlice peers; beyond,
+// both grow with the ranks per core, so that the time to look at every
+// peer once (checks × nap) does not grow while the wakes per core stay
+// bounded.
+func TestNapFor(t *testing.T) {
+	for _, c := range []struct {
+		n, cores  int
+		nap       time.Duration
+		sliceSize int
+	}{
+		{2, 2, peerCheckNap, peerCheckSlice},
+		{32, 2, peerCheckNap, peerCheckSlice},
+		{64, 2, 2 * peerCheckNap, 2 * peerCheckSlice},
+		{1024, 2, 32 * peerCheckNap, 32 * peerCheckSlice},
+		{1024, 64, peerCheckNap, peerCheckSlice},
+		{8, 0, peerCheckNap, peerCheckSlice},
+	} {
+		nap, size := napFor(c.n, c.cores)
+		if nap != c.nap || size != c.sliceSize {
+			t.Errorf("napFor(%d ranks, %d cores) = %v, %d; want %v, %d", c.n, c.cores, nap, size, c.nap, c.sliceSize)
+		}
+		perCore := float64(c.n) / float64(max(c.cores, 1))
+		if wakes := perCore / nap.Seconds(); perCore > napRanksPerCore && wakes > napRanksPerCore/peerCheckNap.Seconds()+1 {
+			t.Errorf("napFor(%d, %d): %.0f wakes per core per second", c.n, c.cores, wakes)
+		}
+	}
+}
+
+// TestSleepCheckSlice: a sleeping rank's check looks at sleepSlice peers.
+func TestSleepCheckSlice(t *testing.T) {
+	var next int
+	lo, hi := slice(&next, 1023, 2048)
+	if lo != 0 || hi != 1023 {
+		t.Fatalf("slice of 2048 over 1023 peers = [%d,%d); want [0,1023)", lo, hi)
 	}
 }

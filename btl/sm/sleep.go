@@ -32,10 +32,6 @@ import (
 // FIFO: receivers do not wake senders when they free slots.
 const pendingNap = time.Millisecond
 
-// peerCheckNap bounds each futex wait so that a lost peer is noticed while
-// sleeping without a timeout.
-const peerCheckNap = 50 * time.Millisecond
-
 // Sleep blocks until a sender signals work, Wake is called, a peer is lost,
 // or d elapses (d <= 0: no timeout). It returns at once if our FIFO holds a
 // published slot or Wake is pending.
@@ -55,7 +51,7 @@ func (m *Module) Sleep(d time.Duration) {
 		deadline = time.Now().Add(d)
 	}
 	for {
-		nap := peerCheckNap
+		nap := m.monitor.sleepNap() // a lost peer is noticed while asleep
 		if m.pendPeers.Load() > 0 {
 			nap = pendingNap
 		}
@@ -67,7 +63,7 @@ func (m *Module) Sleep(d time.Duration) {
 			nap = min(nap, left)
 		}
 		futexWait(&c.wakeSeq, seq, nap)
-		if c.wakeSeq.Load() != seq || m.pendPeers.Load() > 0 || m.monitor.check() || m.fifoReady() || m.boxReady() {
+		if c.wakeSeq.Load() != seq || m.pendPeers.Load() > 0 || m.monitor.sleepCheck() || m.fifoReady() || m.boxReady() {
 			break
 		}
 	}
