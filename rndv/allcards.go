@@ -115,9 +115,12 @@ func ParseAllCards(data []byte, n int) ([]Card, error) {
 		} else {
 			one, rest = rest[:end+2], rest[end+2:]
 		}
-		c, err := ParseCard(one)
-		if err != nil {
-			return nil, fmt.Errorf("rndv: all-cards file, card #%d: %w", len(cards), err)
+		c, ok := parseCardFast(one)
+		if !ok {
+			var err error
+			if c, err = ParseCard(one); err != nil {
+				return nil, fmt.Errorf("rndv: all-cards file, card #%d: %w", len(cards), err)
+			}
 		}
 		if c.Rank != len(cards) {
 			return nil, fmt.Errorf("rndv: all-cards file: card #%d is rank %d's", len(cards), c.Rank)

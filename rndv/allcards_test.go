@@ -1,6 +1,7 @@
 package rndv
 
 import (
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -99,4 +100,48 @@ func FuzzParseAllCards(f *testing.F) {
 			t.Fatalf("reformatted cards do not parse: %v", err)
 		}
 	})
+}
+
+// FuzzParseCardFast: the all-cards file's fast card reader accepts only
+// what ParseCard accepts, with the same card, and never panics.
+func FuzzParseCardFast(f *testing.F) {
+	f.Add([]byte("gorun-card 1\nrank 0\nlocal_rank 0\npid 1\ncaps sm\naddr \n"))
+	f.Add([]byte("gorun-card 1\nrank 4095\nlocal_rank 12\npid 4194304\ncaps sm,cma\naddr 10.0.0.1:7000\n"))
+	f.Add([]byte("gorun-card 1\nrank 01\nlocal_rank 0\npid 1\ncaps \naddr \n"))
+	f.Add([]byte("gorun-card 1\nrank 1\nlocal_rank 0\npid 0\ncaps \naddr \n"))
+	f.Add([]byte("gorun-card 1\nlocal_rank 0\nrank 1\npid 5\ncaps \naddr \n"))
+	f.Add([]byte("gorun-card 1\nrank 1\nlocal_rank 0\npid 5\ncaps ,\naddr a b\n"))
+	f.Add([]byte("gorun-card 1\nrank 1\nlocal_rank 0\npid 5\ncaps \naddr\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fast, ok := parseCardFast(data)
+		slow, err := ParseCard(data)
+		if !ok {
+			return
+		}
+		if err != nil {
+			t.Fatalf("fast reader accepted %q, ParseCard refuses it: %v", data, err)
+		}
+		if !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("%q: fast reader %+v, ParseCard %+v", data, fast, slow)
+		}
+	})
+}
+
+// TestParseCardFastTakesFormatCard: every card FormatCard writes takes the
+// fast path (else the all-cards file would be read the slow way).
+func TestParseCardFastTakesFormatCard(t *testing.T) {
+	for _, c := range []Card{
+		{Version: CardVersion, Rank: 0, LocalRank: 0, Pid: 1},
+		{Version: CardVersion, Rank: 1023, LocalRank: 1023, Pid: 4194304, Caps: []string{"sm"}},
+		{Version: CardVersion, Rank: 7, LocalRank: 3, Pid: 99, Caps: []string{"sm", "cma"}, Addr: "[::1]:4000"},
+	} {
+		data, err := FormatCard(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := parseCardFast(data)
+		if !ok || !reflect.DeepEqual(got, c) {
+			t.Fatalf("parseCardFast(%q) = %+v, %v; want %+v", data, got, ok, c)
+		}
+	}
 }

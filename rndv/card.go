@@ -1,6 +1,7 @@
 package rndv
 
 import (
+	"bytes"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -128,4 +129,77 @@ func ParseCard(data []byte) (Card, error) {
 // CardPath is the file of rank's card in dir.
 func CardPath(dir string, rank int) string {
 	return filepath.Join(dir, "card."+strconv.Itoa(rank))
+}
+
+// parseCardFast reads a card in exactly the form FormatCard writes (its
+// keys in its order, values in canonical form) without ParseCard's general
+// framing (a map and a string per line): the all-cards file holds one card
+// per rank, and every rank reads it. ok is false for any other input,
+// which ParseCard then reads (and explains when it is malformed). What it
+// accepts, ParseCard accepts with the same result (FuzzParseCardFast).
+func parseCardFast(data []byte) (c Card, ok bool) {
+	if len(data) > maxFileSize {
+		return Card{}, false
+	}
+	rest, ok := bytes.CutPrefix(data, []byte("gorun-card 1\n"))
+	if !ok {
+		return Card{}, false
+	}
+	// field cuts "key value\n" off rest; value without the newline.
+	field := func(key string) ([]byte, bool) {
+		var after []byte
+		if after, ok = bytes.CutPrefix(rest, []byte(key)); !ok || len(after) == 0 || after[0] != ' ' {
+			return nil, false
+		}
+		value, tail, found := bytes.Cut(after[1:], []byte("\n"))
+		if !found {
+			return nil, false
+		}
+		rest = tail
+		return value, true
+	}
+	c.Version = CardVersion
+	for _, x := range []struct {
+		key string
+		dst *int
+	}{{"rank", &c.Rank}, {"local_rank", &c.LocalRank}, {"pid", &c.Pid}} {
+		v, ok := field(x.key)
+		if !ok || !plainDecimal(v) {
+			return Card{}, false
+		}
+		for _, d := range v {
+			*x.dst = *x.dst*10 + int(d-'0')
+		}
+	}
+	caps, ok := field("caps")
+	if !ok {
+		return Card{}, false
+	}
+	if len(caps) > 0 {
+		c.Caps = strings.Split(string(caps), ",")
+	}
+	addr, ok := field("addr")
+	if !ok || len(rest) != 0 {
+		return Card{}, false
+	}
+	c.Addr = string(addr)
+	if c.Validate() != nil {
+		return Card{}, false
+	}
+	return c, true
+}
+
+// plainDecimal reports whether b is 1 to 8 decimal digits without a
+// leading zero (or just "0"): a value parseDecimal accepts, before its
+// range check, and that cannot overflow an int.
+func plainDecimal(b []byte) bool {
+	if len(b) == 0 || len(b) > 8 || len(b) > 1 && b[0] == '0' {
+		return false
+	}
+	for _, d := range b {
+		if d < '0' || d > '9' {
+			return false
+		}
+	}
+	return true
 }
