@@ -49,7 +49,9 @@
 //     Beyond 16 ranks per core a sleeping rank naps 50 ms × (ranks per core
 //     / 16) and checks 64 × as many peers (at 1024 ranks on 2 cores: 1.6 s,
 //     all peers), so that sleeping ranks' wakes do not fill the cores; the
-//     attach wait naps the same.
+//     attach wait naps the same. The pidfds are opened lazily, at most 64
+//     per check as the checks reach their peers (kill(pid, 0) until then):
+//     New opens none, instead of N-1 per rank.
 //   - Fast boxes (Open MPI vader's fbox): once a rank has sent
 //     btl_sm_fbox_threshold (16) messages to a peer, it takes one of the
 //     btl_sm_fbox_max (32) boxes of the peer's region (one atomic add on the

@@ -10,11 +10,20 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// peerMonitor notices that a peer process has ended. It holds a pidfd per
-// peer (opened at New, so a pid reused later is not mistaken for the peer)
-// and polls them with one poll(2); where pidfd_open is refused it falls
-// back to kill(pid, 0). Peers that share our pid (several modules in one
-// test process) are not watched.
+// peerMonitor notices that a peer process has ended. It watches a peer
+// through a pidfd, polled with one poll(2) per check, and by kill(pid, 0)
+// where pidfd_open is refused. Peers that share our pid (several modules
+// in one test process) are not watched.
+//
+// The pidfds are opened lazily, at most peerCheckSlice per check, as the
+// checks come to their peers; until its pidfd is open a peer is checked
+// with kill(pid, 0). Opening all N-1 at New cost every rank O(N) system
+// calls and kernel files (and the same again to close them), the machine
+// O(N²): 8% of the start-up of 1024 ranks on two cores, which checked few
+// of them before they ended. A pidfd names the process, not the pid; a
+// peer watched by pid is mistaken for a live one only if it ended and the
+// kernel gave its pid to another process before the check that opens its
+// pidfd (the pid space, 4M on 64-bit Linux, would have to wrap first).
 //
 // A check looks at no more than peerCheckSlice peers, taking them round
 // robin: with N ranks on one machine every rank checks every few
@@ -35,11 +44,10 @@ type peerMonitor struct {
 	m  *Module
 	mu struct {
 		sync.Mutex
-		fds   []unix.PollFd // pidfds; Fd -1 once the peer is found lost
+		fds   []unix.PollFd // pidfds; Fd -1 while not open (see state)
+		state []watchState  // how fds[i]'s peer is watched
 		ranks []int         // rank of fds[i]
-		kill  []int         // ranks watched with kill(pid, 0)
-		next  int           // first fds index of the next check's slice
-		nextK int           // first kill index of the next check's slice
+		next  int           // first index of the next check's slice
 	}
 	on bool // set before the module is shared; read-only afterwards
 
@@ -48,6 +56,16 @@ type peerMonitor struct {
 	nap        time.Duration
 	sleepSlice int
 }
+
+// watchState is how the monitor watches one peer.
+type watchState uint8
+
+const (
+	watchPid   watchState = iota // pidfd not opened yet: kill(pid, 0)
+	watchPidfd                   // polled through its pidfd
+	watchKill                    // pidfd_open refused: kill(pid, 0) for good
+	watchDone                    // found lost; no longer watched
+)
 
 // peerCheckNap is a sleeping rank's nap between peer checks up to
 // napRanksPerCore ranks per core (see peerMonitor).
@@ -66,7 +84,8 @@ func napFor(n, cores int) (time.Duration, int) {
 		peerCheckSlice * n / (napRanksPerCore * cores)
 }
 
-// init (re)opens the watch on every peer with a known pid.
+// init (re)starts the watch on every peer with a known pid; it opens no
+// pidfd (checkSlice does, lazily).
 func (w *peerMonitor) init(m *Module, enabled bool) {
 	w.close()
 	w.m = m
@@ -81,19 +100,11 @@ func (w *peerMonitor) init(m *Module, enabled bool) {
 		if i == m.rank || p.pid <= 0 || p.pid == self {
 			continue
 		}
-		fd, err := unix.PidfdOpen(p.pid, 0)
-		if err != nil {
-			if errors.Is(err, unix.ESRCH) {
-				w.markLost(p)
-				continue
-			}
-			w.mu.kill = append(w.mu.kill, i)
-			continue
-		}
-		w.mu.fds = append(w.mu.fds, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
+		w.mu.fds = append(w.mu.fds, unix.PollFd{Fd: -1, Events: unix.POLLIN})
+		w.mu.state = append(w.mu.state, watchPid)
 		w.mu.ranks = append(w.mu.ranks, i)
 	}
-	w.on = len(w.mu.fds)+len(w.mu.kill) > 0
+	w.on = len(w.mu.fds) > 0
 	w.mu.Unlock()
 }
 
@@ -136,31 +147,61 @@ func (w *peerMonitor) checkSlice(size int) bool {
 		return false
 	}
 	found := false
-	if len(w.mu.fds) > 0 {
-		lo, hi := slice(&w.mu.next, len(w.mu.fds), size)
+	lo, hi := slice(&w.mu.next, len(w.mu.fds), size)
+	opens, polled := 0, false
+	for i := lo; i < hi; i++ {
+		st := &w.mu.state[i]
+		if *st == watchPid && opens < peerCheckSlice {
+			opens++
+			w.openPidfd(i)
+		}
+		switch *st {
+		case watchPidfd:
+			polled = true
+		case watchPid, watchKill:
+			p := &w.m.peers[w.mu.ranks[i]]
+			if p.lost.Load() {
+				*st = watchDone
+			} else if errors.Is(unix.Kill(p.pid, 0), unix.ESRCH) {
+				*st = watchDone
+				w.markLost(p)
+				found = true
+			}
+		}
+	}
+	if polled {
 		fds := w.mu.fds[lo:hi]
 		if n, err := unix.Poll(fds, 0); err == nil && n > 0 {
 			for i := range fds {
-				f := &fds[i]
-				if f.Fd >= 0 && f.Revents != 0 {
+				if f := &fds[i]; f.Fd >= 0 && f.Revents != 0 {
 					unix.Close(int(f.Fd))
 					f.Fd = -1
+					w.mu.state[lo+i] = watchDone
 					w.markLost(&w.m.peers[w.mu.ranks[lo+i]])
 					found = true
 				}
 			}
 		}
 	}
-	lo, hi := slice(&w.mu.nextK, len(w.mu.kill), size)
-	for _, r := range w.mu.kill[lo:hi] {
-		p := &w.m.peers[r]
-		if !p.lost.Load() && errors.Is(unix.Kill(p.pid, 0), unix.ESRCH) {
-			w.markLost(p)
-			found = true
-		}
-	}
 	w.mu.Unlock()
 	return found
+}
+
+// openPidfd opens the pidfd of entry i (mu held): a peer already gone is
+// marked lost, and one whose pidfd is refused is watched by kill(pid, 0).
+func (w *peerMonitor) openPidfd(i int) {
+	p := &w.m.peers[w.mu.ranks[i]]
+	fd, err := unix.PidfdOpen(p.pid, 0)
+	switch {
+	case err == nil:
+		w.mu.fds[i].Fd = int32(fd)
+		w.mu.state[i] = watchPidfd
+	case errors.Is(err, unix.ESRCH):
+		w.mu.state[i] = watchDone
+		w.markLost(p)
+	default:
+		w.mu.state[i] = watchKill
+	}
 }
 
 func (w *peerMonitor) markLost(p *peer) {
@@ -188,8 +229,8 @@ func (w *peerMonitor) close() {
 			unix.Close(int(f.Fd))
 		}
 	}
-	w.mu.fds, w.mu.ranks, w.mu.kill = nil, nil, nil
-	w.mu.next, w.mu.nextK = 0, 0
+	w.mu.fds, w.mu.state, w.mu.ranks = nil, nil, nil
+	w.mu.next = 0
 	w.on = false
 	w.mu.Unlock()
 }

@@ -4,6 +4,8 @@ import (
 	"os/exec"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestSliceRoundRobin: successive check windows cover a list of n entries
@@ -48,14 +50,24 @@ func TestMonitorFindsLostPeerAmongMany(t *testing.T) {
 		m.peers[i].pid = live.Process.Pid
 	}
 	m.peers[n-1].pid = dead.Process.Pid
+	if fd, err := unix.PidfdOpen(live.Process.Pid, 0); err != nil {
+		t.Skipf("pidfd_open not available: %v", err)
+	} else {
+		unix.Close(fd)
+	}
 	m.monitor.init(m, true)
 	defer m.monitor.close()
-	if len(m.monitor.mu.fds) != n-1 {
-		t.Skipf("pidfd_open not available (%d of %d peers watched by pidfd)", len(m.monitor.mu.fds), n-1)
+	checks := (n - 1 + peerCheckSlice - 1) / peerCheckSlice
+	for range checks { // opens every pidfd, lazily
+		m.monitor.check()
+	}
+	for i, st := range m.monitor.mu.state {
+		if st != watchPidfd {
+			t.Fatalf("after %d checks peer %d is watched as %d; want by pidfd", checks, m.monitor.mu.ranks[i], st)
+		}
 	}
 	dead.Process.Kill()
 	dead.Wait()
-	checks := (n - 1 + peerCheckSlice - 1) / peerCheckSlice
 	for range checks {
 		m.monitor.check()
 	}
@@ -107,5 +119,59 @@ func TestSleepCheckSlice(t *testing.T) {
 	lo, hi := slice(&next, 1023, 2048)
 	if lo != 0 || hi != 1023 {
 		t.Fatalf("slice of 2048 over 1023 peers = [%d,%d); want [0,1023)", lo, hi)
+	}
+}
+
+// TestMonitorOpensLazily (issue 16 item 11): init opens no pidfd; a check
+// opens at most peerCheckSlice, and checks the peers it has not opened yet
+// with kill(pid, 0), so a dead one among them is found in the same check.
+func TestMonitorOpensLazily(t *testing.T) {
+	live := exec.Command("sleep", "600")
+	if err := live.Start(); err != nil {
+		t.Skipf("cannot start a helper process: %v", err)
+	}
+	defer func() { live.Process.Kill(); live.Wait() }()
+	dead := exec.Command("sleep", "600")
+	if err := dead.Start(); err != nil {
+		t.Fatalf("start helper: %v", err)
+	}
+	const n = 3*peerCheckSlice + 1
+	m := &Module{rank: 0, peers: make([]peer, n)}
+	for i := 1; i < n; i++ {
+		m.peers[i].pid = live.Process.Pid
+	}
+	m.peers[n-1].pid = dead.Process.Pid
+	m.monitor.init(m, true)
+	defer m.monitor.close()
+	open := func() int {
+		k := 0
+		for _, f := range m.monitor.mu.fds {
+			if f.Fd >= 0 {
+				k++
+			}
+		}
+		return k
+	}
+	if k := open(); k != 0 {
+		t.Fatalf("init opened %d pidfds; want none", k)
+	}
+	dead.Process.Kill()
+	dead.Wait()
+	if !m.monitor.checkSlice(n) {
+		t.Fatalf("a check of all %d peers did not find the dead one", n-1)
+	}
+	if !m.peers[n-1].lost.Load() {
+		t.Fatalf("dead peer %d not marked lost", n-1)
+	}
+	if k := open(); k > peerCheckSlice {
+		t.Fatalf("one check opened %d pidfds; want at most %d", k, peerCheckSlice)
+	}
+	for i := 1; i < n-1; i++ {
+		if m.peers[i].lost.Load() {
+			t.Fatalf("live peer %d reported lost", i)
+		}
+	}
+	if m.monitor.checkSlice(n) {
+		t.Fatalf("a second check reported a loss again")
 	}
 }
