@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gorun-mpi/gorun/btl"
 	"github.com/gorun-mpi/gorun/internal/errs"
@@ -177,4 +178,49 @@ func TestDuplicateEnvelopeDropped(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestBarrierPollsBeforeSleeping: a rank with a core of its own that
+// waits in a Barrier for a late peer polls (no sleep in the transport, see
+// barrierPoll) for as long as the peer takes within the bound; an
+// oversubscribed rank (Yield) waits as any call does and sleeps.
+func TestBarrierPollsBeforeSleeping(t *testing.T) {
+	hangGuard(t, hangDeadline)
+	for _, yield := range []bool{false, true} {
+		net := newFakeNet(2, 64, 1024)
+		var pmls [2]*PML
+		for i := range pmls {
+			p, err := New(Config{Rank: i, Size: 2, Modules: []btl.Module{net.mods[i]}, SpinCount: 1, Yield: yield,
+				SleepTimeout: time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.barrierPoll = time.Hour // the bound is not what this test looks at
+			pmls[i] = p
+		}
+		c0, c1 := pmls[0].World(), pmls[1].World()
+		done := make(chan error, 1)
+		go func() { done <- c0.Barrier() }()
+		// Rank 1 comes late: after rank 0 has polled 2000 times (it would
+		// have slept after its spin count of 1) or, oversubscribed, once it
+		// has slept.
+		m0 := net.mods[0]
+		for m0.sleeps.Load() == 0 && (yield || m0.polls.Load() < 2000) {
+			time.Sleep(50 * time.Microsecond) // not runnable: a waiter yields to runnable goroutines instead of sleeping
+		}
+		if err := c1.Barrier(); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if s := m0.sleeps.Load(); !yield && s != 0 {
+			t.Errorf("rank 0 slept %d times in a Barrier that waited %d polls; want it polling", s, m0.polls.Load())
+		} else if yield && s == 0 {
+			t.Errorf("oversubscribed rank 0 never slept in a Barrier that waited for its peer; want the usual wait")
+		}
+		for _, p := range pmls {
+			p.Close()
+		}
+	}
 }

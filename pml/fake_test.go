@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -54,6 +55,8 @@ type fakeMod struct {
 	dead     bool
 	peerDead map[int]bool
 	lostQ    []int // lost peers not yet reported (Progress reports them, as the btl contract says)
+	// polls and sleeps count Progress and Sleep calls.
+	polls, sleeps atomic.Int64
 }
 
 func newFakeNet(n, eager, max int) *fakeNet {
@@ -110,6 +113,7 @@ func (m *fakeMod) deliverTo(peer int, tag btl.Tag, hdr, payload []byte) {
 }
 
 func (m *fakeMod) Progress() int {
+	m.polls.Add(1)
 	m.mu.Lock()
 	owe := m.owe
 	m.owe = nil
@@ -140,6 +144,7 @@ func (m *fakeMod) Progress() int {
 }
 
 func (m *fakeMod) Sleep(d time.Duration) {
+	m.sleeps.Add(1)
 	m.mu.Lock()
 	busy := len(m.q) > 0 || len(m.owe) > 0 || len(m.lostQ) > 0
 	m.mu.Unlock()

@@ -75,14 +75,15 @@ type peer struct {
 //	  btl module locks (sm progMu, peer.mu; tcp peer.mu; self mu), taken
 //	  inside Progress and Send
 //	PML.mu          matching engine, request tables, free lists, credit owed
-//	  Request.wmu, Handle.mu, waitState.genMu, cidAlloc.mu,
+//	  Request.wmu, waitState.genMu, cidAlloc.mu,
 //	  the sync.Pools    leaves: nothing is taken under them
 //
 // Under mu the PML calls btl Send (headers and small control messages:
 // ACK, CTL, FIN) and copies eager payloads (at most the eager limit), but
 // never calls Progress, Sleep or a wait, nor copies a rendezvous payload:
 // its copies and single-copy reads run with mu released (recv.go). Request
-// completion (finish) runs with or without mu.
+// completion (finish) runs with or without mu. A Handle takes no lock (its
+// word is an atomic; see handle.go).
 type PML struct {
 	cfg   Config
 	log   hclog.Logger
@@ -121,6 +122,10 @@ type PML struct {
 
 	wait waitState // wait.go
 
+	// barrierPoll: how long a Barrier polls before it waits as usual
+	// (comm.go; a field so that tests can lengthen it).
+	barrierPoll time.Duration
+
 	cid  cidAlloc                   // context id allocation (comm.go)
 	hook atomic.Pointer[func() int] // run by Progress (SetProgressHook)
 }
@@ -144,6 +149,8 @@ func New(cfg Config) (*PML, error) {
 		eng:   match.New(cfg.Size),
 		sends: make(map[uint64]*Request),
 		recvs: make(map[uint64]*Request),
+
+		barrierPoll: barrierPoll,
 	}
 	for i := range p.peers {
 		var best btl.Module
