@@ -103,7 +103,16 @@ func reducer[T Scalar](call string, op Op[T]) (red coll.ReduceFunc, ordered bool
 }
 
 // Barrier returns once every rank of c has called it.
-func (c *Comm) Barrier() error { _, err := ibarrier(c, true); return err }
+func (c *Comm) Barrier() error {
+	if err := c.collReady(); err != nil {
+		return err
+	}
+	if t := c.shmTeam(0); t != nil {
+		return fatalCheck(t.Barrier())
+	}
+	_, err := ibarrier(c, true)
+	return err
+}
 
 // Ibarrier starts a barrier; its request completes once every rank of c
 // has started it.
@@ -137,6 +146,9 @@ func ibcast[T Scalar](c *Comm, buf []T, root int, block bool) (*Request, error) 
 		return nil, err
 	}
 	e, n, me, count := elemSize[T](), c.Size(), c.Rank(), len(buf)
+	if t := c.shmTeamIf(block, count*e); t != nil {
+		return nil, fatalCheck(t.Bcast(asBytes(buf), root))
+	}
 	s := sched(coll.Key{Coll: coll.KBcast, N: n, R: me, Root: root, Count: count, Elem: e},
 		func(cfg coll.Config) coll.Schedule { return cfg.BcastSchedule(n, me, root, count, e) })
 	return c.launch(block, s, e, nil, asBytes(buf), nil)
@@ -181,6 +193,13 @@ func ireduce[T Scalar](c *Comm, send, recv []T, op Op[T], root int, block bool) 
 		send, in.Buf = t, coll.BufSend
 	}
 	e, n, me := elemSize[T](), c.Size(), c.Rank()
+	if t := c.shmTeamIf(block, count*e); t != nil {
+		in := send
+		if in == nil {
+			in = recv
+		}
+		return nil, fatalCheck(t.Reduce(asBytes(in), asBytes(recv), root, red))
+	}
 	s := sched(coll.Key{Coll: coll.KReduce, N: n, R: me, Root: root, Count: count, Elem: e, In: in, Flag: ordered},
 		func(cfg coll.Config) coll.Schedule { return cfg.ReduceSchedule(n, me, root, count, e, in, ordered) })
 	return c.launch(block, s, e, asBytes(send), asBytes(recv), red)
@@ -216,6 +235,9 @@ func iallreduce[T Scalar](c *Comm, send, recv []T, op Op[T], block bool) (*Reque
 		copy(recv, t)
 	}
 	e, n, me, count := elemSize[T](), c.Size(), c.Rank(), len(recv)
+	if t := c.shmTeamIf(block, count*e); t != nil {
+		return nil, fatalCheck(t.Allreduce(asBytes(recv), red))
+	}
 	s := sched(coll.Key{Coll: coll.KAllreduce, N: n, R: me, Count: count, Elem: e, Flag: ordered},
 		func(cfg coll.Config) coll.Schedule { return cfg.AllreduceSchedule(n, me, count, e, ordered) })
 	return c.launch(block, s, e, nil, asBytes(recv), red)

@@ -50,5 +50,9 @@ func (c *Comm) Free() error {
 	if c == nil {
 		return fatalCheck(errNilComm)
 	}
-	return fatalCheck(c.c.Free())
+	if err := c.c.Free(); err != nil {
+		return fatalCheck(err)
+	}
+	c.shmClose()
+	return nil
 }

@@ -107,6 +107,7 @@ type Comm struct {
 	// collSeq numbers the collectives started on c: each gets its own tag
 	// on the hidden context (every rank starts them in the same order).
 	collSeq atomic.Uint32
+	shm     commShm // coll/sm's state on c (coll_shm.go)
 }
 
 // Rank is this process's rank in c.

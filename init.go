@@ -14,6 +14,7 @@ import (
 	"github.com/gorun-mpi/gorun/btl/self"
 	"github.com/gorun-mpi/gorun/btl/sm"
 	"github.com/gorun-mpi/gorun/coll"
+	"github.com/gorun-mpi/gorun/coll/shm"
 	"github.com/gorun-mpi/gorun/jobenv"
 	"github.com/gorun-mpi/gorun/mca"
 	"github.com/gorun-mpi/gorun/pmi"
@@ -49,6 +50,7 @@ var state struct {
 	finalized bool
 	coll      *coll.Engine // runs the collectives' schedules
 	collCfg   coll.Config
+	shmCfg    shm.Config // coll/sm (coll_shm.go)
 }
 
 // Init joins the job started by gorun and returns the world communicator.
@@ -329,6 +331,9 @@ func (w *wiring) startPML() (*pml.PML, error) {
 		return nil, err
 	}
 	if state.collCfg, err = coll.Params.Config(w.params); err != nil {
+		return nil, err
+	}
+	if state.shmCfg, err = shm.Params.Config(w.params); err != nil {
 		return nil, err
 	}
 	cfg.Rank, cfg.Size, cfg.Modules, cfg.Log = w.job.Rank, w.job.Size, w.mods, mca.Logger(w.params, "pml")

@@ -23,6 +23,10 @@ var forced = []string{
 // rabenseifner forces recursive halving + doubling on Reduce and Allreduce.
 var rabenseifner = []string{"coll_tuned_allreduce_algorithm", "rabenseifner", "coll_tuned_reduce_algorithm", "rabenseifner"}
 
+// noSM turns coll/sm off: small blocking Barrier, Bcast, Reduce and
+// Allreduce take the point-to-point schedules.
+var noSM = []string{"coll_sm_enable", "false"}
+
 var bruck = []string{"coll_tuned_allgather_algorithm", "bruck", "coll_tuned_alltoall_algorithm", "bruck"}
 
 // Communicators and collectives under the real launcher (see tests/progs/coll
@@ -40,6 +44,8 @@ func TestCollectives(t *testing.T) {
 		{"all", []int{4, 5}, forced},
 		{"all", []int{6}, bruck},
 		{"all", []int{3, 6}, rabenseifner},
+		{"all", []int{3, 8}, noSM}, // the small blocking calls through the schedules too
+		{"stress", []int{5}, noSM},
 		{"args", []int{1, 2, 5}, nil},         // argument errors, before anything is sent
 		{"logical", []int{1, 2, 3}, nil},      // LAnd, LOr, LXor give 1 or 0, also with nothing to combine
 		{"nonblocking", []int{2, 3, 8}, nil},  // outstanding, completed out of order, beside wildcard receives

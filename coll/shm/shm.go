@@ -1,0 +1,348 @@
+// Package shm runs small blocking collectives among ranks of one machine
+// through a shared segment of their own (Open MPI's coll/sm and UCC's shm
+// team are the model) instead of point-to-point messages: each rank
+// publishes its input in its slot and a sequence number on its control
+// line, and reads the others' slots once their numbers say they are there.
+//
+// Layout of a team of n ranks: n control lines (LineSize bytes each, rank
+// r's at r*LineSize), then 2n slots of Slot bytes, rank r's slot of
+// parity p at ctl + (2r+p)*Slot. Operation number s (1, 2, ... in the order
+// every rank calls them) uses the slots of parity s&1.
+//
+// Invariants. A rank writes its slot of operation s only once every rank
+// is done reading operation s-2 (the slot's previous use): done[j] >= s-2
+// for every j. A rank stores done = s once it has read all it reads of
+// operation s, and arrive = s after its slot of s holds its input; it
+// stores done = s-1 before arrive = s (program order), so seeing arrive[j]
+// >= s proves done[j] >= s-1. Every store is a Go atomic (sequentially
+// consistent), so a slot's bytes written before arrive are seen by whoever
+// sees arrive. Allreduce combines slot 0, 1, ..., n-1 in rank order on every
+// rank: every rank computes the same bits, for any op.
+//
+// Waiting polls the control lines, and the PML's progress now and then so
+// that point-to-point traffic keeps moving; oversubscribed it yields the
+// core between polls; after a while it sleeps on its control line's futex
+// (armed flag, Dekker as in btl/sm), which every publisher wakes, for at
+// most SleepMax at a time, then checks the communicator is still usable.
+package shm
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// LineSize is the size of a control line: two cache lines, so the
+// adjacent-line prefetcher does not make neighbours share.
+const LineSize = 128
+
+// SleepMax bounds one futex sleep: point-to-point traffic to a sleeping
+// rank and a lost peer are noticed within it.
+const SleepMax = time.Millisecond
+
+type ctlLine struct {
+	arrive atomic.Uint64 // the last operation whose input is in the slot
+	done   atomic.Uint64 // the last operation this rank has finished reading
+	armed  atomic.Uint32 // the rank sleeps, or is about to, on wake
+	wake   atomic.Uint32 // the futex word
+}
+
+// Hooks is what a team calls while it waits.
+type Hooks struct {
+	Progress func() int   // the PML's progress (nil: none)
+	Check    func() error // is the communicator still usable (nil: always)
+	Yield    bool         // oversubscribed: yield the core between polls
+	Spins    int          // idle polls before sleeping (0: 2000)
+}
+
+// Team is one rank's view of a communicator's segment. Its operations are
+// blocking and must be called by every rank in the same order, one at a
+// time (a mutex serializes goroutines of one rank).
+type Team struct {
+	mu    sync.Mutex
+	n, me int
+	slot  int
+	mem   []byte
+	seq   uint64 // the last operation started
+	safe  uint64 // every rank's done is known to be >= safe
+	hooks Hooks
+	err   error // a failed wait leaves the team unusable
+}
+
+// Size is the segment size for n ranks and slots of slot bytes.
+func Size(n, slot int) int { return n*LineSize + 2*n*slot }
+
+// Create makes the segment file at path (exclusively, mode 0600), sized for
+// n ranks and slots of slot bytes, zero-filled.
+func Create(path string, n, slot int) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("shm: %w", err)
+	}
+	defer f.Close()
+	if err := f.Truncate(int64(Size(n, slot))); err != nil {
+		os.Remove(path)
+		return fmt.Errorf("shm: sizing %s: %w", path, err)
+	}
+	return nil
+}
+
+// Open maps the segment at path as rank me of n.
+func Open(path string, n, me, slot int, h Hooks) (*Team, error) {
+	if n < 1 || me < 0 || me >= n || slot < 8 || slot%8 != 0 {
+		return nil, fmt.Errorf("shm: bad team (n %d, rank %d, slot %d)", n, me, slot)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return nil, fmt.Errorf("shm: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("shm: %w", err)
+	}
+	if st.Size() != int64(Size(n, slot)) {
+		return nil, fmt.Errorf("shm: %s has %d bytes, want %d", path, st.Size(), Size(n, slot))
+	}
+	mem, err := unix.Mmap(int(f.Fd()), 0, Size(n, slot), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("shm: mapping %s: %w", path, err)
+	}
+	if h.Spins <= 0 {
+		h.Spins = 2000
+	}
+	return &Team{n: n, me: me, slot: slot, mem: mem, hooks: h}, nil
+}
+
+// Slot is the largest payload of one operation, in bytes.
+func (t *Team) Slot() int { return t.slot }
+
+// Close unmaps the segment. The team must not be used afterwards.
+func (t *Team) Close() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.mem == nil {
+		return nil
+	}
+	err := unix.Munmap(t.mem)
+	t.mem = nil
+	return err
+}
+
+// line is rank r's control line.
+func (t *Team) line(r int) *ctlLine { return (*ctlLine)(unsafe.Pointer(&t.mem[r*LineSize])) }
+
+// slotOf is rank r's slot for operation s, n bytes long.
+func (t *Team) slotOf(r int, s uint64, n int) []byte {
+	off := t.n*LineSize + (2*r+int(s&1))*t.slot
+	return t.mem[off : off+n : off+n]
+}
+
+var errClosed = errors.New("shm: team closed")
+
+// begin starts the next operation: it returns its number once this rank
+// may write its slot of it (every rank is done with operation s-2).
+func (t *Team) begin() (uint64, error) {
+	if t.err != nil {
+		return 0, t.err
+	}
+	if t.mem == nil {
+		return 0, errClosed
+	}
+	t.seq++
+	s := t.seq
+	if s >= 2 && t.safe < s-2 {
+		err := t.wait(func() bool {
+			for j := 0; j < t.n; j++ {
+				if t.line(j).done.Load() < s-2 {
+					return false
+				}
+			}
+			return true
+		})
+		if err != nil {
+			return 0, err
+		}
+		t.safe = s - 2
+	}
+	return s, nil
+}
+
+// publish stores v into *w and wakes every sleeping rank.
+func (t *Team) publish(w *atomic.Uint64, v uint64) {
+	w.Store(v)
+	for j := 0; j < t.n; j++ {
+		if j == t.me {
+			continue
+		}
+		if l := t.line(j); l.armed.Load() != 0 && l.armed.CompareAndSwap(1, 0) {
+			l.wake.Add(1)
+			futexWake(&l.wake)
+		}
+	}
+}
+
+// allArrived reports whether every rank has arrived at s.
+func (t *Team) allArrived(s uint64) bool {
+	for j := 0; j < t.n; j++ {
+		if t.line(j).arrive.Load() < s {
+			return false
+		}
+	}
+	return true
+}
+
+// Barrier returns once every rank has called it.
+func (t *Team) Barrier() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s, err := t.begin()
+	if err != nil {
+		return err
+	}
+	me := t.line(t.me)
+	t.publish(&me.arrive, s)
+	if err := t.wait(func() bool { return t.allArrived(s) }); err != nil {
+		return err
+	}
+	t.safe = s - 1
+	t.publish(&me.done, s)
+	return nil
+}
+
+// Allreduce combines every rank's buf (at most Slot bytes, the same length
+// on every rank) with red, in rank order, into every rank's buf.
+func (t *Team) Allreduce(buf []byte, red func(acc, in []byte)) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s, err := t.begin()
+	if err != nil {
+		return err
+	}
+	copy(t.slotOf(t.me, s, len(buf)), buf)
+	me := t.line(t.me)
+	t.publish(&me.arrive, s)
+	if err := t.wait(func() bool { return t.allArrived(s) }); err != nil {
+		return err
+	}
+	t.fold(buf, s, red)
+	t.safe = s - 1
+	t.publish(&me.done, s)
+	return nil
+}
+
+// fold puts slot 0 ⊕ slot 1 ⊕ ... ⊕ slot n-1 of operation s into out.
+func (t *Team) fold(out []byte, s uint64, red func(acc, in []byte)) {
+	copy(out, t.slotOf(0, s, len(out)))
+	for j := 1; j < t.n; j++ {
+		red(out, t.slotOf(j, s, len(out)))
+	}
+}
+
+// Reduce combines every rank's in (at most Slot bytes, the same length on
+// every rank) in rank order into root's out (len(in) bytes; unused
+// elsewhere). in and out may be the same slice.
+func (t *Team) Reduce(in, out []byte, root int, red func(acc, in []byte)) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s, err := t.begin()
+	if err != nil {
+		return err
+	}
+	copy(t.slotOf(t.me, s, len(in)), in)
+	me := t.line(t.me)
+	if t.me != root {
+		me.done.Store(s) // nothing to read
+		t.publish(&me.arrive, s)
+		return nil
+	}
+	me.arrive.Store(s)
+	if err := t.wait(func() bool { return t.allArrived(s) }); err != nil {
+		return err
+	}
+	t.fold(out[:len(in)], s, red)
+	t.safe = s - 1
+	t.publish(&me.done, s)
+	return nil
+}
+
+// Bcast copies root's buf (at most Slot bytes) into every rank's buf.
+func (t *Team) Bcast(buf []byte, root int) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s, err := t.begin()
+	if err != nil {
+		return err
+	}
+	me := t.line(t.me)
+	if t.me == root {
+		copy(t.slotOf(t.me, s, len(buf)), buf)
+		me.done.Store(s)
+		t.publish(&me.arrive, s)
+		return nil
+	}
+	r := t.line(root)
+	if err := t.wait(func() bool { return r.arrive.Load() >= s }); err != nil {
+		return err
+	}
+	copy(buf, t.slotOf(root, s, len(buf)))
+	t.publish(&me.done, s)
+	return nil
+}
+
+// wait polls until ok, keeping the PML's progress going; see the package
+// doc. A failed Check ends the wait and leaves the team unusable.
+func (t *Team) wait(ok func() bool) error {
+	spins := 0
+	for !ok() {
+		spins++
+		if spins&15 == 0 && t.hooks.Progress != nil {
+			t.hooks.Progress()
+		}
+		if t.hooks.Yield {
+			unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+		}
+		if spins < t.hooks.Spins {
+			continue
+		}
+		spins = 0
+		if t.hooks.Check != nil {
+			if err := t.hooks.Check(); err != nil {
+				t.err = err
+				return err
+			}
+		}
+		me := t.line(t.me)
+		w := me.wake.Load()
+		me.armed.Store(1)
+		if !ok() {
+			futexWait(&me.wake, w, SleepMax)
+		}
+		me.armed.Store(0)
+	}
+	return nil
+}
+
+// Futex operations (linux/futex.h); shared, not FUTEX_PRIVATE_FLAG.
+const (
+	futexWaitOp = 0
+	futexWakeOp = 1
+)
+
+// futexWait sleeps while *w == val, at most d; EAGAIN, EINTR and ETIMEDOUT
+// all mean: look again.
+func futexWait(w *atomic.Uint32, val uint32, d time.Duration) {
+	ts := unix.NsecToTimespec(d.Nanoseconds())
+	unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(w)), futexWaitOp, uintptr(val),
+		uintptr(unsafe.Pointer(&ts)), 0, 0)
+}
+
+func futexWake(w *atomic.Uint32) {
+	unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(w)), futexWakeOp, 1<<30, 0, 0, 0)
+}

@@ -1,0 +1,198 @@
+package shm
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+var le = binary.LittleEndian
+
+// composeAffine combines maps x -> a*x+b (two uint64 each) in order:
+// associative, not commutative, so a wrong order shows.
+func composeAffine(acc, in []byte) {
+	for i := 0; i+16 <= len(acc); i += 16 {
+		a1, b1 := le.Uint64(acc[i:]), le.Uint64(acc[i+8:])
+		a2, b2 := le.Uint64(in[i:]), le.Uint64(in[i+8:])
+		le.PutUint64(acc[i:], a1*a2)
+		le.PutUint64(acc[i+8:], a2*b1+b2)
+	}
+}
+
+func input(r, it, n int) []byte {
+	b := make([]byte, n)
+	for i := 0; i+8 <= n; i += 8 {
+		le.PutUint64(b[i:], uint64(r*1000003+it*7919+i*31)|1)
+	}
+	return b
+}
+
+func ref(n, it, size int) []byte {
+	acc := input(0, it, size)
+	for r := 1; r < n; r++ {
+		composeAffine(acc, input(r, it, size))
+	}
+	return acc
+}
+
+// team opens n teams over one segment in a temporary directory.
+func teams(t *testing.T, n, slot int, h Hooks) []*Team {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "seg")
+	if err := Create(path, n, slot); err != nil {
+		t.Fatal(err)
+	}
+	ts := make([]*Team, n)
+	for r := range ts {
+		var err error
+		if ts[r], err = Open(path, n, r, slot, h); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ts[r].Close() })
+	}
+	return ts
+}
+
+// Every operation, mixed, with changing roots and sizes, on 1..9 ranks as
+// goroutines: results against the rank-order model. Spinning and sleeping
+// (Spins 1: every wait goes through the futex) both.
+func TestOperations(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 4, 5, 8, 9} {
+		for _, spins := range []int{0, 1} {
+			t.Run(fmt.Sprint("n", n, "/spins", spins), func(t *testing.T) {
+				const slot = 256
+				ts := teams(t, n, slot, Hooks{Spins: spins, Yield: spins == 1})
+				iters := 300
+				var wg sync.WaitGroup
+				errs := make(chan error, n)
+				for r := 0; r < n; r++ {
+					wg.Add(1)
+					go func(r int) {
+						defer wg.Done()
+						errs <- run(ts[r], n, r, iters, slot)
+					}(r)
+				}
+				wg.Wait()
+				close(errs)
+				for err := range errs {
+					if err != nil {
+						t.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+func run(tm *Team, n, r, iters, slot int) error {
+	for it := 0; it < iters; it++ {
+		size := 16 * (1 + it%(slot/16))
+		root := it % n
+		switch it % 4 {
+		case 0:
+			if err := tm.Barrier(); err != nil {
+				return err
+			}
+		case 1:
+			buf := input(r, it, size)
+			if err := tm.Allreduce(buf, composeAffine); err != nil {
+				return err
+			}
+			if !bytes.Equal(buf, ref(n, it, size)) {
+				return fmt.Errorf("rank %d: allreduce %d of %d bytes differs from the model", r, it, size)
+			}
+		case 2:
+			in := input(r, it, size)
+			out := make([]byte, size)
+			if err := tm.Reduce(in, out, root, composeAffine); err != nil {
+				return err
+			}
+			if r == root && !bytes.Equal(out, ref(n, it, size)) {
+				return fmt.Errorf("rank %d: reduce %d to root %d differs from the model", r, it, root)
+			}
+		case 3:
+			buf := make([]byte, size)
+			if r == root {
+				buf = input(root, it, size)
+			}
+			if err := tm.Bcast(buf, root); err != nil {
+				return err
+			}
+			if !bytes.Equal(buf, input(root, it, size)) {
+				return fmt.Errorf("rank %d: bcast %d from root %d differs", r, it, root)
+			}
+		}
+	}
+	return nil
+}
+
+// A root that runs ahead through many Bcasts and Reduces never overwrites
+// a slot another rank has not read: the slow ranks see every value.
+func TestRootRunsAhead(t *testing.T) {
+	const n, iters = 3, 200
+	ts := teams(t, n, 64, Hooks{})
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for r := 0; r < n; r++ {
+		wg.Add(1)
+		go func(r int) {
+			defer wg.Done()
+			for it := 0; it < iters; it++ {
+				buf := make([]byte, 64)
+				if r == 0 {
+					buf = input(0, it, 64)
+				}
+				if err := ts[r].Bcast(buf, 0); err != nil {
+					errs <- err
+					return
+				}
+				if !bytes.Equal(buf, input(0, it, 64)) {
+					errs <- fmt.Errorf("rank %d: bcast %d differs", r, it)
+					return
+				}
+			}
+			errs <- nil
+		}(r)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A failing Check ends a wait that would never end, and the team stays
+// unusable with that error.
+func TestCheckEndsWait(t *testing.T) {
+	lost := errors.New("peer lost")
+	ts := teams(t, 2, 64, Hooks{Spins: 10, Check: func() error { return lost }})
+	if err := ts[0].Barrier(); !errors.Is(err, lost) {
+		t.Fatalf("barrier without the peer: %v, want %v", err, lost)
+	}
+	if err := ts[0].Allreduce(make([]byte, 8), composeAffine); !errors.Is(err, lost) {
+		t.Fatalf("after a failed wait: %v, want %v", err, lost)
+	}
+}
+
+// Open refuses a file of the wrong size and a bad team.
+func TestOpenErrors(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "seg")
+	if err := Create(path, 2, 64); err != nil {
+		t.Fatal(err)
+	}
+	if err := Create(path, 2, 64); err == nil {
+		t.Error("Create over an existing file succeeded")
+	}
+	if _, err := Open(path, 3, 0, 64, Hooks{}); err == nil {
+		t.Error("Open with the wrong size succeeded")
+	}
+	if _, err := Open(path, 2, 2, 64, Hooks{}); err == nil {
+		t.Error("Open as rank 2 of 2 succeeded")
+	}
+}

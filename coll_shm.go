@@ -1,0 +1,162 @@
+package gorun
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/gorun-mpi/gorun/coll/shm"
+	"github.com/gorun-mpi/gorun/internal/errs"
+	"github.com/gorun-mpi/gorun/jobenv"
+	"github.com/gorun-mpi/gorun/mpool"
+)
+
+// coll/sm: the small blocking Barrier, Bcast, Reduce and Allreduce of a
+// communicator whose ranks all share this machine run through a segment
+// of the communicator's own (package coll/shm) instead of the schedules.
+// The segment is made at the communicator's first such call, collectively
+// over point-to-point: rank 0 creates the file and broadcasts its name,
+// every rank maps it, an Allreduce tells whether all did, and rank 0
+// removes the file (the mappings stay; nothing is left behind, even if a
+// rank dies later). When any rank fails, the communicator never tries
+// again and keeps the schedules. Every rank takes the same path for a call:
+// the choice depends only on the parameters, the communicator's machines
+// and the call's size, which are the same on every rank.
+
+// commShm is a communicator's coll/sm state.
+type commShm struct {
+	state atomic.Uint32 // shmNew, shmSetup (the collectives of the setup take the schedules), shmReady
+	team  *shm.Team     // written before state becomes shmReady; nil when setup failed
+}
+
+const (
+	shmNew uint32 = iota
+	shmSettingUp
+	shmReady
+)
+
+// shmSlot is the slot size coll/sm uses.
+func shmSlot() int { return max(8, state.shmCfg.MaxSize&^7) }
+
+// shmTeam returns c's team for a call moving bytes per rank, or nil when
+// the call takes the schedules.
+func (c *Comm) shmTeam(bytes int) *shm.Team {
+	if !state.shmCfg.Enable || bytes > shmSlot() || c.Size() < 2 {
+		return nil
+	}
+	s := &c.shm
+	if s.state.Load() == shmNew && s.state.CompareAndSwap(shmNew, shmSettingUp) {
+		if c.oneMachine() {
+			s.team = c.shmSetup()
+		}
+		s.state.Store(shmReady)
+	}
+	if s.state.Load() != shmReady {
+		return nil
+	}
+	return s.team
+}
+
+// shmTeamIf is shmTeam for a blocking call, nil for a nonblocking one
+// (which never sets the segment up either).
+func (c *Comm) shmTeamIf(block bool, bytes int) *shm.Team {
+	if !block {
+		return nil
+	}
+	return c.shmTeam(bytes)
+}
+
+// oneMachine reports whether every rank of c is on this machine.
+func (c *Comm) oneMachine() bool {
+	me := c.c.NodeID(c.Rank())
+	for r := 0; r < c.Size(); r++ {
+		if c.c.NodeID(r) != me {
+			return false
+		}
+	}
+	return true
+}
+
+// shmSetup makes c's segment (see above); nil when any rank failed.
+func (c *Comm) shmSetup() *shm.Team {
+	n, me, slot := c.Size(), c.Rank(), shmSlot()
+	var name [256]byte
+	path := ""
+	if me == 0 {
+		path = shmPath(c)
+		if err := shm.Create(path, n, slot); err != nil {
+			path = ""
+		}
+		copy(name[:], path)
+	}
+	if _, err := ibcast(c, name[:], 0, true); err != nil {
+		return nil
+	}
+	path = string(name[:clen(name[:])])
+	var team *shm.Team
+	ok := []int32{0}
+	if path != "" {
+		h := shm.Hooks{Progress: state.pml.Progress, Check: c.shmCheck, Yield: state.world.Size() > runtime.NumCPU()}
+		if t, err := shm.Open(path, n, me, slot, h); err == nil {
+			team, ok[0] = t, 1
+		}
+	}
+	_, err := iallreduce(c, nil, ok, Min[int32], true)
+	if me == 0 && path != "" {
+		os.Remove(path)
+	}
+	if err != nil || ok[0] == 0 {
+		if team != nil {
+			team.Close()
+		}
+		return nil
+	}
+	return team
+}
+
+// shmCheck is a waiting team's check: c is still usable and no rank of it
+// is lost (a wait for it would never end).
+func (c *Comm) shmCheck() error {
+	if err := c.c.Usable(); err != nil {
+		return err
+	}
+	for r := 0; r < c.Size(); r++ {
+		if state.pml.PeerLost(c.c.WorldRank(r)) {
+			return fmt.Errorf("gorun: rank %d of the communicator (world rank %d) is gone during a collective: %w", r, c.c.WorldRank(r), errs.ErrPeerLost)
+		}
+	}
+	return nil
+}
+
+func clen(b []byte) int {
+	for i, x := range b {
+		if x == 0 {
+			return i
+		}
+	}
+	return len(b)
+}
+
+// shmPath names a new segment file of c in /dev/shm, of the job's form
+// (mpool.FileName), so the launcher's cleanup after a crash covers it.
+func shmPath(c *Comm) string {
+	var tok [6]byte
+	rand.Read(tok[:])
+	job := os.Getenv(jobenv.EnvJobID)
+	if job == "" {
+		job = "single" + strconv.Itoa(os.Getpid())
+	}
+	return filepath.Join("/dev/shm", mpool.FileName(job, fmt.Sprintf("coll%x-%s", c.c.Context(), hex.EncodeToString(tok[:]))))
+}
+
+// shmClose unmaps c's segment (Free: no collective runs on c any more).
+func (c *Comm) shmClose() {
+	if s := &c.shm; s.state.Load() == shmReady && s.team != nil {
+		s.team.Close()
+	}
+}
