@@ -333,8 +333,14 @@ func GatherLinear(n, r, root, count int, in Region) Schedule {
 	return GathervLinear(n, r, root, in, counts, displs)
 }
 
+// maxOutstanding bounds the requests the root of a linear schedule (and
+// each rank of a linear Alltoall) has posted at once: flow control, so
+// that a large communicator does not make one rank post a request per rank
+// at once. Beyond it the steps go in rounds of maxOutstanding.
+var maxOutstanding = 32
+
 // GathervLinear: rank i's in (counts[i] elements) lands at root's
-// recv[displs[i]:].
+// recv[displs[i]:]; the root posts its receives maxOutstanding at a time.
 func GathervLinear(n, r, root int, in Region, counts, displs []int) Schedule {
 	var b builder
 	if r != root {
@@ -342,9 +348,15 @@ func GathervLinear(n, r, root int, in Region, counts, displs []int) Schedule {
 		return b.done()
 	}
 	b.copy(reg(BufRecv, displs[r], counts[r]), in)
+	k := 0
 	for i := 0; i < n; i++ {
 		if i != root {
+			if k == maxOutstanding {
+				b.next()
+				k = 0
+			}
 			b.recv(i, reg(BufRecv, displs[i], counts[i]))
+			k++
 		}
 	}
 	return b.done()
@@ -367,9 +379,15 @@ func ScattervLinear(n, r, root int, counts, displs []int, rcount int) Schedule {
 		return b.done()
 	}
 	b.copy(reg(BufRecv, 0, counts[r]), reg(BufSend, displs[r], counts[r]))
+	k := 0
 	for i := 0; i < n; i++ {
 		if i != root {
+			if k == maxOutstanding {
+				b.next()
+				k = 0
+			}
 			b.send(i, reg(BufSend, displs[i], counts[i]))
+			k++
 		}
 	}
 	return b.done()
@@ -461,17 +479,19 @@ func AlltoallvPairwise(n, r int, sc, sd, rc, rd []int, inPlace bool) Schedule {
 }
 
 // AlltoallLinear posts every send and receive at once (small n, small
-// messages: one round).
+// messages: one round), or, on more than maxOutstanding/2 peers, the
+// pairwise exchanges maxOutstanding/2 at a time.
 func AlltoallLinear(n, r, count int, inPlace bool) Schedule {
 	s := AlltoallPairwise(n, r, count, inPlace)
-	var all []Step
-	for _, rd := range s.Rounds {
-		all = append(all, rd...)
+	per := max(1, maxOutstanding/2)
+	var out [][]Step
+	for i, rd := range s.Rounds {
+		if i%per == 0 {
+			out = append(out, nil)
+		}
+		out[len(out)-1] = append(out[len(out)-1], rd...)
 	}
-	if len(all) == 0 {
-		return Schedule{Tmp: s.Tmp}
-	}
-	return Schedule{Rounds: [][]Step{all}, Tmp: s.Tmp}
+	return Schedule{Rounds: out, Tmp: s.Tmp}
 }
 
 // ReduceScatterGather (Rabenseifner's idea, with a ring for the

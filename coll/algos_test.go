@@ -538,3 +538,31 @@ func FuzzSchedules(f *testing.F) {
 		}
 	})
 }
+
+// With flow control at 2 outstanding requests, the linear schedules still
+// give the model's results, and no round posts more than 2 requests.
+func TestFlowControl(t *testing.T) {
+	saved := maxOutstanding
+	maxOutstanding = 2
+	defer func() { maxOutstanding = saved }()
+	for _, n := range []int{1, 2, 3, 5, 8} {
+		for r := 0; r < n; r++ {
+			for _, s := range []Schedule{AlltoallLinear(n, r, 2, false), GatherLinear(n, r, 0, 2, reg(BufSend, 0, 2)), ScatterLinear(n, r, n-1, 2)} {
+				for i, rd := range s.Rounds {
+					k := 0
+					for _, st := range rd {
+						if st.Kind == Send || st.Kind == Recv {
+							k++
+						}
+					}
+					if k > 2 {
+						t.Fatalf("n %d rank %d round %d posts %d requests, want at most 2", n, r, i, k)
+					}
+				}
+			}
+		}
+	}
+	TestVariants(t)
+	TestAlltoall(t)
+	TestGatherScatter(t)
+}
