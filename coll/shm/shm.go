@@ -55,11 +55,16 @@ type ctlLine struct {
 
 // Hooks is what a team calls while it waits.
 type Hooks struct {
-	Progress func() int   // the PML's progress (nil: none)
-	Check    func() error // is the communicator still usable (nil: always)
-	Yield    bool         // oversubscribed: yield the core between polls
-	Spins    int          // idle polls before sleeping (0: 2000)
+	Progress func() int    // the PML's progress (nil: none)
+	Check    func() error  // is the communicator still usable (nil: always)
+	Yield    bool          // oversubscribed: yield the core between polls
+	Spin     time.Duration // how long a wait polls before it sleeps (0: SpinDefault)
 }
+
+// SpinDefault is how long a wait polls before it sleeps: about what the
+// PML's 1000 idle polls take, so that a peer that lost its core for a
+// moment does not cost a sleep and a wake-up.
+const SpinDefault = 250 * time.Microsecond
 
 // Team is one rank's view of a communicator's segment. Its operations are
 // blocking and must be called by every rank in the same order, one at a
@@ -114,8 +119,8 @@ func Open(path string, n, me, slot int, h Hooks) (*Team, error) {
 	if err != nil {
 		return nil, fmt.Errorf("shm: mapping %s: %w", path, err)
 	}
-	if h.Spins <= 0 {
-		h.Spins = 2000
+	if h.Spin <= 0 {
+		h.Spin = SpinDefault
 	}
 	return &Team{n: n, me: me, slot: slot, mem: mem, hooks: h}, nil
 }
@@ -300,6 +305,7 @@ func (t *Team) Bcast(buf []byte, root int) error {
 // doc. A failed Check ends the wait and leaves the team unusable.
 func (t *Team) wait(ok func() bool) error {
 	spins := 0
+	var since time.Time
 	for !ok() {
 		spins++
 		if spins&15 == 0 && t.hooks.Progress != nil {
@@ -308,10 +314,17 @@ func (t *Team) wait(ok func() bool) error {
 		if t.hooks.Yield {
 			unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
 		}
-		if spins < t.hooks.Spins {
+		if spins&63 != 0 {
 			continue
 		}
-		spins = 0
+		if since.IsZero() {
+			since = time.Now()
+			continue
+		}
+		if time.Since(since) < t.hooks.Spin {
+			continue
+		}
+		since = time.Time{}
 		if t.hooks.Check != nil {
 			if err := t.hooks.Check(); err != nil {
 				t.err = err

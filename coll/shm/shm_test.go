@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 )
 
 var le = binary.LittleEndian
@@ -59,13 +60,13 @@ func teams(t *testing.T, n, slot int, h Hooks) []*Team {
 
 // Every operation, mixed, with changing roots and sizes, on 1..9 ranks as
 // goroutines: results against the rank-order model. Spinning and sleeping
-// (Spins 1: every wait goes through the futex) both.
+// (Spin 1 ns: nearly every wait goes through the futex) both.
 func TestOperations(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 4, 5, 8, 9} {
-		for _, spins := range []int{0, 1} {
-			t.Run(fmt.Sprint("n", n, "/spins", spins), func(t *testing.T) {
+		for _, spin := range []time.Duration{0, time.Nanosecond} {
+			t.Run(fmt.Sprint("n", n, "/spin", spin), func(t *testing.T) {
 				const slot = 256
-				ts := teams(t, n, slot, Hooks{Spins: spins, Yield: spins == 1})
+				ts := teams(t, n, slot, Hooks{Spin: spin, Yield: spin > 0})
 				iters := 300
 				var wg sync.WaitGroup
 				errs := make(chan error, n)
@@ -171,7 +172,7 @@ func TestRootRunsAhead(t *testing.T) {
 // unusable with that error.
 func TestCheckEndsWait(t *testing.T) {
 	lost := errors.New("peer lost")
-	ts := teams(t, 2, 64, Hooks{Spins: 10, Check: func() error { return lost }})
+	ts := teams(t, 2, 64, Hooks{Spin: time.Nanosecond, Check: func() error { return lost }})
 	if err := ts[0].Barrier(); !errors.Is(err, lost) {
 		t.Fatalf("barrier without the peer: %v, want %v", err, lost)
 	}
