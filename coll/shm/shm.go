@@ -4,26 +4,32 @@
 // publishes its input in its slot and a sequence number on its control
 // line, and reads the others' slots once their numbers say they are there.
 //
-// Layout of a team of n ranks: n control lines (LineSize bytes each, rank
-// r's at r*LineSize), then 2n slots of Slot bytes, rank r's slot of
-// parity p at ctl + (2r+p)*Slot. Operation number s (1, 2, ... in the order
-// every rank calls them) uses the slots of parity s&1.
+// Layout of a team of n ranks: per rank a done line and a sleep line
+// (LineSize bytes each; rank r's at r*2*LineSize), then per rank two
+// cells, one per parity: an 8-byte sequence number (arrive) followed by the
+// payload, Slot bytes, each cell rounded up to LineSize. Operation number s
+// (1, 2, ... in the order every rank calls them) uses the cells of parity
+// s&1. The sequence number shares a cache line with the first 56 bytes of
+// the payload, so a small payload crosses with its arrival in one
+// transfer; the sleep line is written only around a sleep, so reading it at
+// every publish hits the cache.
 //
-// Invariants. A rank writes its slot of operation s only once every rank
-// is done reading operation s-2 (the slot's previous use): done[j] >= s-2
+// Invariants. A rank writes its cell of operation s only once every rank
+// is done reading operation s-2 (the cell's previous use): done[j] >= s-2
 // for every j. A rank stores done = s once it has read all it reads of
-// operation s, and arrive = s after its slot of s holds its input; it
+// operation s, and its cell's number = s (arrive) after the payload; it
 // stores done = s-1 before arrive = s (program order), so seeing arrive[j]
 // >= s proves done[j] >= s-1. Every store is a Go atomic (sequentially
-// consistent), so a slot's bytes written before arrive are seen by whoever
-// sees arrive. Allreduce combines slot 0, 1, ..., n-1 in rank order on every
+// consistent), so a payload written before arrive is seen by whoever sees
+// arrive. Allreduce combines cell 0, 1, ..., n-1 in rank order on every
 // rank: every rank computes the same bits, for any op.
 //
-// Waiting polls the control lines, and the PML's progress now and then so
-// that point-to-point traffic keeps moving; oversubscribed it yields the
-// core between polls; after a while it sleeps on its control line's futex
-// (armed flag, Dekker as in btl/sm), which every publisher wakes, for at
-// most SleepMax at a time, then checks the communicator is still usable.
+// Waiting polls the numbers it waits for, and the PML's progress now and
+// then so that point-to-point traffic keeps moving; oversubscribed it
+// yields the core between polls; after Hooks.Spin it sleeps on its sleep
+// line's futex (armed flag, Dekker as in btl/sm), which every publisher
+// wakes, for at most SleepMax at a time, and checks that the communicator
+// is still usable and no rank of it is lost.
 package shm
 
 import (
@@ -38,19 +44,18 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// LineSize is the size of a control line: two cache lines, so the
-// adjacent-line prefetcher does not make neighbours share.
+// LineSize is the size of a line: two cache lines, so the adjacent-line
+// prefetcher does not make neighbours share.
 const LineSize = 128
 
 // SleepMax bounds one futex sleep: point-to-point traffic to a sleeping
 // rank and a lost peer are noticed within it.
 const SleepMax = time.Millisecond
 
-type ctlLine struct {
-	arrive atomic.Uint64 // the last operation whose input is in the slot
-	done   atomic.Uint64 // the last operation this rank has finished reading
-	armed  atomic.Uint32 // the rank sleeps, or is about to, on wake
-	wake   atomic.Uint32 // the futex word
+// sleepLine is a rank's sleep state.
+type sleepLine struct {
+	armed atomic.Uint32 // the rank sleeps, or is about to, on wake
+	wake  atomic.Uint32 // the futex word
 }
 
 // Hooks is what a team calls while it waits.
@@ -73,6 +78,7 @@ type Team struct {
 	mu    sync.Mutex
 	n, me int
 	slot  int
+	cell  int // a cell's size: 8 + slot, rounded up to LineSize
 	mem   []byte
 	seq   uint64 // the last operation started
 	safe  uint64 // every rank's done is known to be >= safe
@@ -81,7 +87,9 @@ type Team struct {
 }
 
 // Size is the segment size for n ranks and slots of slot bytes.
-func Size(n, slot int) int { return n*LineSize + 2*n*slot }
+func Size(n, slot int) int { return n*2*LineSize + 2*n*cellSize(slot) }
+
+func cellSize(slot int) int { return (8 + slot + LineSize - 1) / LineSize * LineSize }
 
 // Create makes the segment file at path (exclusively, mode 0600), sized for
 // n ranks and slots of slot bytes, zero-filled.
@@ -122,7 +130,7 @@ func Open(path string, n, me, slot int, h Hooks) (*Team, error) {
 	if h.Spin <= 0 {
 		h.Spin = SpinDefault
 	}
-	return &Team{n: n, me: me, slot: slot, mem: mem, hooks: h}, nil
+	return &Team{n: n, me: me, slot: slot, cell: cellSize(slot), mem: mem, hooks: h}, nil
 }
 
 // Slot is the largest payload of one operation, in bytes.
@@ -140,12 +148,26 @@ func (t *Team) Close() error {
 	return err
 }
 
-// line is rank r's control line.
-func (t *Team) line(r int) *ctlLine { return (*ctlLine)(unsafe.Pointer(&t.mem[r*LineSize])) }
+// done is rank r's done number.
+func (t *Team) done(r int) *atomic.Uint64 {
+	return (*atomic.Uint64)(unsafe.Pointer(&t.mem[r*2*LineSize]))
+}
 
-// slotOf is rank r's slot for operation s, n bytes long.
+// sleeper is rank r's sleep line.
+func (t *Team) sleeper(r int) *sleepLine {
+	return (*sleepLine)(unsafe.Pointer(&t.mem[r*2*LineSize+LineSize]))
+}
+
+func (t *Team) cellOff(r int, s uint64) int { return t.n*2*LineSize + (2*r+int(s&1))*t.cell }
+
+// arrive is the sequence number of rank r's cell for operation s.
+func (t *Team) arrive(r int, s uint64) *atomic.Uint64 {
+	return (*atomic.Uint64)(unsafe.Pointer(&t.mem[t.cellOff(r, s)]))
+}
+
+// slotOf is the payload of rank r's cell for operation s, n bytes long.
 func (t *Team) slotOf(r int, s uint64, n int) []byte {
-	off := t.n*LineSize + (2*r+int(s&1))*t.slot
+	off := t.cellOff(r, s) + 8
 	return t.mem[off : off+n : off+n]
 }
 
@@ -165,7 +187,7 @@ func (t *Team) begin() (uint64, error) {
 	if s >= 2 && t.safe < s-2 {
 		err := t.wait(func() bool {
 			for j := 0; j < t.n; j++ {
-				if t.line(j).done.Load() < s-2 {
+				if t.done(j).Load() < s-2 {
 					return false
 				}
 			}
@@ -186,7 +208,7 @@ func (t *Team) publish(w *atomic.Uint64, v uint64) {
 		if j == t.me {
 			continue
 		}
-		if l := t.line(j); l.armed.Load() != 0 && l.armed.CompareAndSwap(1, 0) {
+		if l := t.sleeper(j); l.armed.Load() != 0 && l.armed.CompareAndSwap(1, 0) {
 			l.wake.Add(1)
 			futexWake(&l.wake)
 		}
@@ -196,7 +218,7 @@ func (t *Team) publish(w *atomic.Uint64, v uint64) {
 // allArrived reports whether every rank has arrived at s.
 func (t *Team) allArrived(s uint64) bool {
 	for j := 0; j < t.n; j++ {
-		if t.line(j).arrive.Load() < s {
+		if t.arrive(j, s).Load() < s {
 			return false
 		}
 	}
@@ -211,13 +233,12 @@ func (t *Team) Barrier() error {
 	if err != nil {
 		return err
 	}
-	me := t.line(t.me)
-	t.publish(&me.arrive, s)
+	t.publish(t.arrive(t.me, s), s)
 	if err := t.wait(func() bool { return t.allArrived(s) }); err != nil {
 		return err
 	}
 	t.safe = s - 1
-	t.publish(&me.done, s)
+	t.publish(t.done(t.me), s)
 	return nil
 }
 
@@ -231,14 +252,13 @@ func (t *Team) Allreduce(buf []byte, red func(acc, in []byte)) error {
 		return err
 	}
 	copy(t.slotOf(t.me, s, len(buf)), buf)
-	me := t.line(t.me)
-	t.publish(&me.arrive, s)
+	t.publish(t.arrive(t.me, s), s)
 	if err := t.wait(func() bool { return t.allArrived(s) }); err != nil {
 		return err
 	}
 	t.fold(buf, s, red)
 	t.safe = s - 1
-	t.publish(&me.done, s)
+	t.publish(t.done(t.me), s)
 	return nil
 }
 
@@ -261,19 +281,18 @@ func (t *Team) Reduce(in, out []byte, root int, red func(acc, in []byte)) error 
 		return err
 	}
 	copy(t.slotOf(t.me, s, len(in)), in)
-	me := t.line(t.me)
 	if t.me != root {
-		me.done.Store(s) // nothing to read
-		t.publish(&me.arrive, s)
+		t.done(t.me).Store(s) // nothing to read
+		t.publish(t.arrive(t.me, s), s)
 		return nil
 	}
-	me.arrive.Store(s)
+	t.arrive(t.me, s).Store(s)
 	if err := t.wait(func() bool { return t.allArrived(s) }); err != nil {
 		return err
 	}
 	t.fold(out[:len(in)], s, red)
 	t.safe = s - 1
-	t.publish(&me.done, s)
+	t.publish(t.done(t.me), s)
 	return nil
 }
 
@@ -285,19 +304,18 @@ func (t *Team) Bcast(buf []byte, root int) error {
 	if err != nil {
 		return err
 	}
-	me := t.line(t.me)
 	if t.me == root {
 		copy(t.slotOf(t.me, s, len(buf)), buf)
-		me.done.Store(s)
-		t.publish(&me.arrive, s)
+		t.done(t.me).Store(s)
+		t.publish(t.arrive(t.me, s), s)
 		return nil
 	}
-	r := t.line(root)
-	if err := t.wait(func() bool { return r.arrive.Load() >= s }); err != nil {
+	r := t.arrive(root, s)
+	if err := t.wait(func() bool { return r.Load() >= s }); err != nil {
 		return err
 	}
 	copy(buf, t.slotOf(root, s, len(buf)))
-	t.publish(&me.done, s)
+	t.publish(t.done(t.me), s)
 	return nil
 }
 
@@ -331,7 +349,7 @@ func (t *Team) wait(ok func() bool) error {
 				return err
 			}
 		}
-		me := t.line(t.me)
+		me := t.sleeper(t.me)
 		w := me.wake.Load()
 		me.armed.Store(1)
 		if !ok() {
