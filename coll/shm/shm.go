@@ -36,6 +36,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -65,6 +66,12 @@ type Hooks struct {
 	Yield    bool          // oversubscribed: yield the core between polls
 	Spin     time.Duration // how long a wait polls before it sleeps (0: SpinDefault)
 }
+
+// yieldAfter is how many idle polls a wait makes before it yields the core
+// between polls even when not oversubscribed: the rank it waits for may
+// share this core (the scheduler places new processes together at first;
+// nothing binds ranks to cores), and then only a yield lets it run.
+const yieldAfter = 1024
 
 // SpinDefault is how long a wait polls before it sleeps: about what the
 // PML's 1000 idle polls take, so that a peer that lost its core for a
@@ -329,11 +336,14 @@ func (t *Team) wait(ok func() bool) error {
 		if spins&15 == 0 && t.hooks.Progress != nil {
 			t.hooks.Progress()
 		}
-		if t.hooks.Yield {
+		if t.hooks.Yield || spins > yieldAfter {
 			unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
 		}
 		if spins&63 != 0 {
 			continue
+		}
+		if spins&255 == 0 {
+			runtime.Gosched() // the rank's other goroutines (often on the same P) get a turn
 		}
 		if since.IsZero() {
 			since = time.Now()
