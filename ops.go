@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gorun-mpi/gorun/coll"
 )
@@ -142,13 +143,26 @@ var opInfos struct {
 // builtinOps are the names of the commutative built-in ops.
 var builtinOps = []string{"Sum", "Prod", "Min", "Max", "BAnd", "BOr", "BXor", "LAnd", "LOr", "LXor"}
 
+// lastOp is the op infoOf found last (a program's reductions mostly use
+// one op: one atomic load instead of the map under its lock).
+var lastOp atomic.Pointer[pcInfo]
+
+type pcInfo struct {
+	pc uintptr
+	in opInfo
+}
+
 // infoOf returns fn's opInfo, and its code pointer.
 func infoOf(fn any) (opInfo, uintptr) {
 	pc := reflect.ValueOf(fn).Pointer()
+	if l := lastOp.Load(); l != nil && l.pc == pc {
+		return l.in, pc
+	}
 	opInfos.mu.RLock()
 	in, ok := opInfos.m[pc]
 	opInfos.mu.RUnlock()
 	if ok {
+		lastOp.Store(&pcInfo{pc, in})
 		return in, pc
 	}
 	if f := runtime.FuncForPC(pc); f != nil {
@@ -172,6 +186,7 @@ func setInfo(pc uintptr, in opInfo) {
 	}
 	opInfos.m[pc] = in
 	opInfos.mu.Unlock()
+	lastOp.Store(&pcInfo{pc, in})
 }
 
 // isBuiltin reports whether fn is one of the package's commutative ops.

@@ -333,7 +333,7 @@ func (t *Team) wait(ok func() bool) error {
 	var since time.Time
 	for !ok() {
 		spins++
-		if spins&15 == 0 && t.hooks.Progress != nil {
+		if spins&63 == 0 && t.hooks.Progress != nil { // not in a short wait: it costs more than a poll
 			t.hooks.Progress()
 		}
 		if t.hooks.Yield || spins > yieldAfter {
