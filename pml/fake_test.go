@@ -27,6 +27,12 @@ type fakeNet struct {
 	limit int64 // the PMLs' UnexpectedLimit
 	// starve makes every Send with a payload return copied=false.
 	starve bool
+	// tune, if set, adjusts each PML's Config in job.
+	tune func(*Config)
+	// readDelay and fragDelay slow down each ReadFrom and each FRAG Send
+	// (the two paths of a rendezvous); reads and frags count them.
+	readDelay, fragDelay time.Duration
+	reads, frags         atomic.Int64
 }
 
 type fakeFrag struct {
@@ -78,6 +84,10 @@ func (m *fakeMod) OnPeerLost(fn func(int))             { m.lost = fn }
 func (m *fakeMod) Send(peer int, tag btl.Tag, hdr, payload []byte, c btl.Completion) (bool, error) {
 	if len(hdr) > btl.MaxHeader || len(payload) > m.net.max {
 		return false, fmt.Errorf("fake: send of %d+%d bytes", len(hdr), len(payload))
+	}
+	if tag == btl.TagPMLFrag {
+		m.net.frags.Add(1)
+		time.Sleep(m.net.fragDelay)
 	}
 	m.mu.Lock()
 	if m.peerDead[peer] {
@@ -167,6 +177,8 @@ func (m *fakeMod) Wake() {
 }
 
 func (m *fakeMod) ReadFrom(peer int, addr uintptr, dst []byte) error {
+	m.net.reads.Add(1)
+	time.Sleep(m.net.readDelay)
 	// Same process: process_vm_readv on ourselves needs no ptrace permission.
 	local := []unix.Iovec{{Base: unsafe.SliceData(dst), Len: uint64(len(dst))}}
 	remote := []unix.RemoteIovec{{Base: addr, Len: len(dst)}}

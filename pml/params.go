@@ -18,6 +18,10 @@ var Params = mca.Declare("pml_ob1", []mca.Field[Config]{
 		"messages of at least this many bytes use a single-copy read when the BTL can (0: never)"),
 	mca.Size("pml_ob1_rget_max", "512k", 0, 1<<40, func(c *Config) *int { return &c.RgetMax },
 		"largest message that uses the single-copy read (0: no upper bound); larger ones use the two-copy pipeline, which keeps both ranks' cores copying"),
+	mca.Bool("pml_ob1_rget_adaptive", "true", func(c *Config) *bool { return &c.RgetAdaptive },
+		"outside the pml_ob1_rget_limit..pml_ob1_rget_max band, a rendezvous larger than its first fragment offers its buffer, and when nothing else is in flight (a ping-pong) the receiver reads it with one copy or asks for the two-copy pipeline, whichever it measured faster lately for that size (which one wins changes with the cores' placement); needs the BTL's single copy (btl_sm_single_copy)"),
+	mca.Int("pml_ob1_rget_explore", "20", 1, 1<<20, func(c *Config) *int { return &c.RgetExploreMs },
+		"milliseconds after which pml_ob1_rget_adaptive tries the path it measured slower again, with one message, to notice a change of placement"),
 })
 
 // SetYield sets Yield from YieldWhenIdle for a job of Size ranks on a

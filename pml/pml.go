@@ -38,6 +38,13 @@ type Config struct {
 	RgetLimit int
 	// RgetMax: ... and of at most this many bytes; 0: no upper bound.
 	RgetMax int
+	// RgetAdaptive: a rendezvous beyond its first chunk offers its buffer,
+	// and the receive of a serial message reads it or asks for the
+	// pipeline, whichever it measured faster lately (rget.go).
+	RgetAdaptive bool
+	// RgetExploreMs: how old, in ms, the slower path's measurement may get
+	// before one message tries it again; 0 means 20.
+	RgetExploreMs int
 	// SleepTimeout bounds one sleep in the transport (peer-loss checks and
 	// pending-queue retries happen at least this often while idle).
 	SleepTimeout time.Duration
@@ -110,6 +117,8 @@ type PML struct {
 	unexpFree  []*unexp            // recycled unexpected records, with their buffers
 	hdrBuf     [btl.MaxHeader]byte // for sends made under mu
 
+	rget rgetChoice // single copy or pipeline, per message (rget.go); regs under mu
+
 	jobs []rndvJob // arrive's scratch, guarded by progMu (arrive runs in BTL callbacks)
 
 	activeSends atomic.Int64 // send requests started and not finished (Finalize waits for 0)
@@ -152,6 +161,7 @@ func New(cfg Config) (*PML, error) {
 
 		barrierPoll: barrierPoll,
 	}
+	p.rget.init(time.Duration(cfg.RgetExploreMs) * time.Millisecond)
 	for i := range p.peers {
 		var best btl.Module
 		for _, m := range cfg.Modules {
@@ -168,7 +178,7 @@ func New(cfg Config) (*PML, error) {
 		}
 		a := best.Attributes()
 		p.peers[i] = peer{m: best, lim: limits{eager: a.EagerLimit, firstChunk: a.MaxSendSize, maxSend: a.MaxSendSize,
-			rget: a.SingleCopy, rgetMin: cfg.RgetLimit, rgetMax: cfg.RgetMax}}
+			rget: a.SingleCopy, rgetMin: cfg.RgetLimit, rgetMax: cfg.RgetMax, adaptive: cfg.RgetAdaptive}}
 		if a.MaxSendSize <= 0 || a.EagerLimit < 0 || a.EagerLimit > a.MaxSendSize {
 			return nil, fmt.Errorf("pml: BTL %s has eager limit %d and max send size %d; want 0 ≤ eager ≤ max send > 0", best.Name(), a.EagerLimit, a.MaxSendSize)
 		}

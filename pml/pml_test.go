@@ -20,8 +20,12 @@ func job(t *testing.T, net *fakeNet, body func(t *testing.T, c *Comm)) {
 	n := len(net.mods)
 	pmls := make([]*PML, n)
 	for i := range pmls {
-		p, err := New(Config{Rank: i, Size: n, Modules: []btl.Module{net.mods[i]}, SpinCount: 50,
-			UnexpectedLimit: net.limit, RgetLimit: 1, SleepTimeout: 5 * time.Millisecond})
+		cfg := Config{Rank: i, Size: n, Modules: []btl.Module{net.mods[i]}, SpinCount: 50,
+			UnexpectedLimit: net.limit, RgetLimit: 1, SleepTimeout: 5 * time.Millisecond}
+		if net.tune != nil {
+			net.tune(&cfg)
+		}
+		p, err := New(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

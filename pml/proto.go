@@ -13,6 +13,13 @@ type limits struct {
 	rget       bool // the BTL can read the sender's memory (single copy)
 	rgetMin    int  // messages of at least this size use it (0: never)
 	rgetMax    int  // ... and of at most this size (0: no upper bound)
+	adaptive   bool // offer the buffer of every larger message; the receiver picks read or pipeline (rgetChoice)
+}
+
+// inBand says whether an n-byte message must use the single-copy read:
+// the pml_ob1_rget_limit..pml_ob1_rget_max band, when the BTL can.
+func (l limits) inBand(n int) bool {
+	return l.rget && l.rgetMin > 0 && n >= l.rgetMin && (l.rgetMax == 0 || n <= l.rgetMax)
 }
 
 // sendProto is how a message travels.
@@ -27,8 +34,9 @@ const (
 // sendPlan is the decision for one message.
 type sendPlan struct {
 	proto  sendProto
-	chunk  int // payload bytes in the first fragment
-	credit int // eager credit the first fragment needs (see PML.takeCredit)
+	chunk  int  // payload bytes in the first fragment
+	credit int  // eager credit the first fragment needs (see PML.takeCredit)
+	offer  bool // protoRndv: the header also carries the buffer's address, so the receiver may read the rest itself
 }
 
 // planSend chooses the protocol of an n-byte message. credit says whether
@@ -39,15 +47,37 @@ func planSend(n int, l limits, credit bool) sendPlan {
 	switch {
 	case n <= l.eager && (credit || n == 0):
 		return sendPlan{proto: protoEager, chunk: n, credit: n}
-	case l.rget && l.rgetMin > 0 && n >= l.rgetMin && (l.rgetMax == 0 || n <= l.rgetMax):
+	case l.inBand(n):
 		return sendPlan{proto: protoRget}
 	case !credit:
 		// The receiver may already hold all it should of ours: send no
 		// payload until it has matched.
-		return sendPlan{proto: protoRndv}
+		return sendPlan{proto: protoRndv, offer: l.offers(n, 0)}
 	default:
 		c := min(n, l.firstChunk)
-		return sendPlan{proto: protoRndv, chunk: c, credit: c}
+		return sendPlan{proto: protoRndv, chunk: c, credit: c, offer: l.offers(n, c)}
+	}
+}
+
+// offers says whether an n-byte rendezvous whose first fragment carries
+// chunk bytes offers its buffer for a single-copy read: adaptive mode, a
+// BTL that can, and something left after the chunk.
+func (l limits) offers(n, chunk int) bool { return l.adaptive && l.rget && n > chunk }
+
+// planRead decides whether the receive of a matched RNDV of size bytes
+// reads the rest of it from the sender's memory (single copy) or asks for
+// FRAGs (the two-copy pipeline). offered: the sender sent its address.
+// A message in the rget band is read; another one is read when the
+// receiver's measurements say reading is faster now (readFaster, from
+// rgetChoice.choose).
+func planRead(size int, l limits, offered, readFaster bool) bool {
+	switch {
+	case !offered || !l.rget:
+		return false
+	case l.inBand(size):
+		return true
+	default:
+		return l.adaptive && readFaster
 	}
 }
 

@@ -16,22 +16,22 @@ func TestPlanSend(t *testing.T) {
 		credit bool
 		want   sendPlan
 	}{
-		{"eager limits count payload, not headers: exactly the limit goes eagerly", 4096, testLimits, true, sendPlan{protoEager, 4096, 4096}},
-		{"zero bytes go eagerly and need no credit", 0, testLimits, false, sendPlan{protoEager, 0, 0}},
-		{"one byte over the eager limit goes by rendezvous with a max-size first chunk", 4097, testLimits, true, sendPlan{protoRndv, 4097, 4097}},
-		{"the first chunk is at most firstChunk bytes", 100000, testLimits, true, sendPlan{protoRndv, 32768, 32768}},
-		{"out of eager credit, a small message goes by rendezvous with no payload", 100, testLimits, false, sendPlan{protoRndv, 0, 0}},
-		{"out of credit for the first chunk: an empty first fragment", 100000, testLimits, false, sendPlan{protoRndv, 0, 0}},
-		{"single copy at and above pml_ob1_rget_limit", 1 << 20, testLimits, true, sendPlan{protoRget, 0, 0}},
-		{"single copy needs no credit", 1 << 21, testLimits, false, sendPlan{protoRget, 0, 0}},
-		{"below the rget limit: copy pipeline", 1<<20 - 1, testLimits, true, sendPlan{protoRndv, 32768, 32768}},
-		{"no single copy when the BTL cannot", 1 << 21, noRget, true, sendPlan{protoRndv, 32768, 32768}},
-		{"rget limit 0 means never", 1 << 21, limits{eager: 4096, firstChunk: 32768, maxSend: 32768, rget: true}, true, sendPlan{protoRndv, 32768, 32768}},
-		{"rget band: below it, the pipeline", 256<<10 - 1, band, true, sendPlan{protoRndv, 32768, 32768}},
-		{"rget band: its lower edge reads", 256 << 10, band, true, sendPlan{protoRget, 0, 0}},
-		{"rget band: its upper edge (pml_ob1_rget_max) reads", 512 << 10, band, true, sendPlan{protoRget, 0, 0}},
-		{"rget band: above it, the pipeline again", 512<<10 + 1, band, true, sendPlan{protoRndv, 32768, 32768}},
-		{"rget max without a limit: never", 300 << 10, limits{eager: 4096, firstChunk: 32768, maxSend: 32768, rget: true, rgetMax: 512 << 10}, true, sendPlan{protoRndv, 32768, 32768}},
+		{"eager limits count payload, not headers: exactly the limit goes eagerly", 4096, testLimits, true, sendPlan{protoEager, 4096, 4096, false}},
+		{"zero bytes go eagerly and need no credit", 0, testLimits, false, sendPlan{protoEager, 0, 0, false}},
+		{"one byte over the eager limit goes by rendezvous with a max-size first chunk", 4097, testLimits, true, sendPlan{protoRndv, 4097, 4097, false}},
+		{"the first chunk is at most firstChunk bytes", 100000, testLimits, true, sendPlan{protoRndv, 32768, 32768, false}},
+		{"out of eager credit, a small message goes by rendezvous with no payload", 100, testLimits, false, sendPlan{protoRndv, 0, 0, false}},
+		{"out of credit for the first chunk: an empty first fragment", 100000, testLimits, false, sendPlan{protoRndv, 0, 0, false}},
+		{"single copy at and above pml_ob1_rget_limit", 1 << 20, testLimits, true, sendPlan{protoRget, 0, 0, false}},
+		{"single copy needs no credit", 1 << 21, testLimits, false, sendPlan{protoRget, 0, 0, false}},
+		{"below the rget limit: copy pipeline", 1<<20 - 1, testLimits, true, sendPlan{protoRndv, 32768, 32768, false}},
+		{"no single copy when the BTL cannot", 1 << 21, noRget, true, sendPlan{protoRndv, 32768, 32768, false}},
+		{"rget limit 0 means never", 1 << 21, limits{eager: 4096, firstChunk: 32768, maxSend: 32768, rget: true}, true, sendPlan{protoRndv, 32768, 32768, false}},
+		{"rget band: below it, the pipeline", 256<<10 - 1, band, true, sendPlan{protoRndv, 32768, 32768, false}},
+		{"rget band: its lower edge reads", 256 << 10, band, true, sendPlan{protoRget, 0, 0, false}},
+		{"rget band: its upper edge (pml_ob1_rget_max) reads", 512 << 10, band, true, sendPlan{protoRget, 0, 0, false}},
+		{"rget band: above it, the pipeline again", 512<<10 + 1, band, true, sendPlan{protoRndv, 32768, 32768, false}},
+		{"rget max without a limit: never", 300 << 10, limits{eager: 4096, firstChunk: 32768, maxSend: 32768, rget: true, rgetMax: 512 << 10}, true, sendPlan{protoRndv, 32768, 32768, false}},
 	}
 	for _, tt := range tests {
 		if got := planSend(tt.n, tt.l, tt.credit); got != tt.want {
@@ -79,6 +79,134 @@ func TestFragFits(t *testing.T) {
 	for _, tt := range tests {
 		if got := fragFits(tt.off, tt.n, tt.want); got != tt.ok {
 			t.Errorf("%s: fragFits(%d, %d, %d) = %v", tt.name, tt.off, tt.n, tt.want, got)
+		}
+	}
+}
+
+func TestPlanSendOffer(t *testing.T) {
+	adaptive := testLimits
+	adaptive.adaptive = true
+	band := adaptive
+	band.rgetMin, band.rgetMax = 256<<10, 512<<10
+	noRget := adaptive
+	noRget.rget = false
+	tests := []struct {
+		name   string
+		n      int
+		l      limits
+		credit bool
+		want   sendPlan
+	}{
+		{"adaptive: larger than the first chunk offers the buffer with a full first chunk", 100000, adaptive, true, sendPlan{protoRndv, 32768, 32768, true}},
+		{"adaptive: out of credit, an empty first fragment still offers", 100000, adaptive, false, sendPlan{protoRndv, 0, 0, true}},
+		{"adaptive: all in the first chunk, nothing to offer", 32768, adaptive, true, sendPlan{protoRndv, 32768, 32768, false}},
+		{"adaptive, out of credit, small: the whole message is left, so offer", 5000, adaptive, false, sendPlan{protoRndv, 0, 0, true}},
+		{"adaptive: eager stays eager", 4096, adaptive, true, sendPlan{protoEager, 4096, 4096, false}},
+		{"adaptive: the rget band still reads, without a chunk", 300 << 10, band, true, sendPlan{protoRget, 0, 0, false}},
+		{"adaptive: outside the band offers", 1 << 20, band, true, sendPlan{protoRndv, 32768, 32768, true}},
+		{"adaptive without the BTL's single copy: no offer", 100000, noRget, true, sendPlan{protoRndv, 32768, 32768, false}},
+		{"not adaptive: no offer", 100000, testLimits, true, sendPlan{protoRndv, 32768, 32768, false}},
+	}
+	for _, tt := range tests {
+		if got := planSend(tt.n, tt.l, tt.credit); got != tt.want {
+			t.Errorf("%s: planSend(%d, credit=%v) = %+v, want %+v", tt.name, tt.n, tt.credit, got, tt.want)
+		}
+	}
+}
+
+func TestPlanRead(t *testing.T) {
+	adaptive := testLimits
+	adaptive.adaptive = true
+	adaptive.rgetMin = 0 // no band
+	band := testLimits
+	band.rgetMin, band.rgetMax = 256<<10, 512<<10
+	noRget := adaptive
+	noRget.rget = false
+	tests := []struct {
+		name            string
+		size            int
+		l               limits
+		offered, faster bool
+		want            bool
+	}{
+		{"not offered: never read", 1 << 20, adaptive, false, true, false},
+		{"adaptive, read measured faster: read", 1 << 20, adaptive, true, true, true},
+		{"adaptive, pipeline measured faster: pipeline", 1 << 20, adaptive, true, false, false},
+		{"not adaptive: only the band reads", 1 << 20, band, true, true, false},
+		{"in the band: read, whatever was measured", 300 << 10, band, true, false, true},
+		{"no single copy here: pipeline", 1 << 20, noRget, true, true, false},
+	}
+	for _, tt := range tests {
+		if got := planRead(tt.size, tt.l, tt.offered, tt.faster); got != tt.want {
+			t.Errorf("%s: planRead(%d, offered=%v, faster=%v) = %v, want %v", tt.name, tt.size, tt.offered, tt.faster, got, tt.want)
+		}
+	}
+}
+
+func TestPathEstPick(t *testing.T) {
+	const explore = 1000
+	known := func(pipe, read float64, pipeAt, readAt int64) pathEst {
+		return pathEst{ns: [2]float64{pipe, read}, at: [2]int64{pipeAt, readAt}}
+	}
+	tests := []struct {
+		name string
+		e    pathEst
+		now  int64
+		read bool
+	}{
+		{"nothing measured: try the read first", pathEst{}, 10, true},
+		{"read measured, pipeline not: try the pipeline", known(0, 0.1, 0, 5), 10, false},
+		{"read cheaper: read", known(0.2, 0.1, 5000, 5000), 5500, true},
+		{"pipeline cheaper: pipeline", known(0.1, 0.2, 5000, 5000), 5500, false},
+		{"pipeline cheaper but the read's measurement is stale: try the read once", known(0.1, 0.2, 5000, 3000), 5500, true},
+		{"read cheaper but the pipeline's measurement is stale: try the pipeline once", known(0.2, 0.1, 3000, 5000), 5500, false},
+		{"exactly explore old is not stale", known(0.1, 0.2, 5000, 4500), 5500, false},
+	}
+	for _, tt := range tests {
+		read, next := tt.e.pick(tt.now, explore)
+		if read != tt.read {
+			t.Errorf("%s: pick = read %v, want %v", tt.name, read, tt.read)
+		}
+		path := pathPipe
+		if read {
+			path = pathRead
+		}
+		if next.at[path] != tt.now || next.at[1-path] != tt.e.at[1-path] || next.ns != tt.e.ns {
+			t.Errorf("%s: pick noted %+v from %+v; want only the chosen path's time set to %d", tt.name, next, tt.e, tt.now)
+		}
+	}
+	// A stale loser is tried once, then the winner again: the try counts
+	// as fresh.
+	e := known(0.1, 0.2, 5000, 3000)
+	if read, e2 := e.pick(5500, explore); !read {
+		t.Fatal("stale read not tried")
+	} else if read, _ := e2.pick(5600, explore); read {
+		t.Error("after one try of the stale read, the cheaper pipeline should be taken again")
+	}
+}
+
+func TestPathEstNote(t *testing.T) {
+	var e pathEst
+	e = e.note(pathRead, 1000, 1000, 7) // 1 ns/B, taken as it is
+	if e.ns[pathRead] != 1 || e.at[pathRead] != 7 || e.ns[pathPipe] != 0 {
+		t.Fatalf("first note: %+v", e)
+	}
+	e = e.note(pathRead, 5000, 1000, 9) // 5 ns/B moves the average a quarter: 2
+	if e.ns[pathRead] != 2 || e.at[pathRead] != 9 {
+		t.Fatalf("second note: %+v", e)
+	}
+	if e2 := e.note(pathPipe, 100, 0, 11); e2 != e {
+		t.Errorf("a note of 0 bytes changed %+v to %+v", e, e2)
+	}
+	if e2 := e.note(pathPipe, 0, 10, 11); e2.ns[pathPipe] <= 0 {
+		t.Errorf("a 0 ns note must still count as measured: %+v", e2)
+	}
+}
+
+func TestRgetClass(t *testing.T) {
+	for _, tt := range []struct{ n, want int }{{1, 1}, {32768, 16}, {65535, 16}, {65536, 17}, {1 << 62, rgetClasses - 1}} {
+		if got := rgetClass(tt.n); got != tt.want {
+			t.Errorf("rgetClass(%d) = %d, want %d", tt.n, got, tt.want)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package pml
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/gorun-mpi/gorun/btl"
 	"github.com/gorun-mpi/gorun/internal/errs"
@@ -181,7 +182,10 @@ func (p *PML) deliverLocked(r *Request, src int, h *matchHdr, rndv bool, payload
 		return rndvJob{}
 	}
 	r.size = int(h.size)
-	plan := planRndv(r.size, len(payload), len(r.buf), h.flags&flagRget != 0)
+	plan := planRndv(r.size, len(payload), len(r.buf), false)
+	if plan.frags && p.planReadLocked(r, src, h, plan.want-plan.copy) {
+		plan = planRndv(r.size, len(payload), len(r.buf), true)
+	}
 	r.want = plan.want
 	return rndvJob{r: r, src: src, sreq: h.sreq, addr: h.addr, chunk: payload, plan: plan}
 }
@@ -197,8 +201,12 @@ func (p *PML) runRndv(j *rndvJob) {
 	m := p.peers[src].m
 	r.received = memcpy.Copy(r.buf[:j.plan.copy], j.chunk)
 	if j.plan.read > 0 {
+		t0 := p.rget.now()
 		err := m.ReadFrom(src, uintptr(j.addr)+uintptr(r.received), r.buf[r.received:r.want])
 		if err == nil {
+			if r.rg.timed {
+				p.rget.note(pathRead, r.want-r.received, time.Duration(p.rget.now()-t0))
+			}
 			if _, err := m.Send(src, btl.TagPMLFin, encodeFin(r.hdr[:], j.sreq), nil, nil); err != nil {
 				r.finish(Status{}, err)
 				return
@@ -220,6 +228,7 @@ func (p *PML) runRndv(j *rndvJob) {
 	p.mu.Lock()
 	p.nextID++
 	r.id = p.nextID
+	p.rget.startPipeLocked(r, len(p.recvs))
 	p.recvs[r.id] = r
 	p.sendAckLocked(src, j.sreq, r.id, uint64(r.received), uint64(r.want))
 	p.mu.Unlock()
@@ -260,7 +269,11 @@ func (p *PML) onFrag(src int, data []byte) {
 	}
 	p.mu.Lock()
 	delete(p.recvs, rreq)
+	timed := p.rget.endPipeLocked(r)
 	p.mu.Unlock()
+	if timed {
+		p.rget.note(pathPipe, r.want-r.rg.from, time.Duration(p.rget.now()-r.rg.t0))
+	}
 	p.finishRecv(r)
 }
 

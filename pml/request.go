@@ -67,8 +67,9 @@ type Request struct {
 	received int        // bytes copied so far (rendezvous)
 	size     int        // full message length
 	tag      int
-	userTag  int    // as posted, for errors
-	grp      *group // the receiving communicator's group (nil: the world's ranks)
+	userTag  int      // as posted, for errors
+	rg       rgetMark // timing of an adaptive rendezvous (rget.go)
+	grp      *group   // the receiving communicator's group (nil: the world's ranks)
 }
 
 // source translates the world rank of a matched sender into the receiving

@@ -23,13 +23,12 @@ func (c *Comm) startSend(r *Request, buf []byte, dest, tag int, sync bool, plan 
 	if sync {
 		h.flags |= flagSync
 	}
-	switch plan.proto {
-	case protoRget:
-		h.flags |= flagRget
-		h.addr = uint64(uintptr(unsafe.Pointer(unsafe.SliceData(buf))))
-		fallthrough
-	case protoRndv:
+	if plan.proto != protoEager {
 		h.size = uint64(len(buf))
+		if plan.proto == protoRget || plan.offer {
+			h.flags |= flagRget
+			h.addr = uint64(uintptr(unsafe.Pointer(unsafe.SliceData(buf))))
+		}
 	}
 	p.mu.Lock()
 	p.nextID++

@@ -56,7 +56,7 @@ func TestListsEveryNamedParameter(t *testing.T) {
 		"btl_sm_fbox_threshold", "btl_sm_fbox_max", "btl_sm_fbox_size",
 		"btl_tcp_if_include", "btl_tcp_if_exclude", "btl_tcp_eager_limit", "btl_tcp_max_send_size",
 		"btl_tcp_timeout", "btl_tcp_port_min", "btl_tcp_port_range", "launcher_base_gomaxprocs",
-		"plm_ssh_agent", "pml_ob1_rget_limit", "pml_ob1_rget_max", "pml_ob1_unexpected_limit",
+		"plm_ssh_agent", "pml_ob1_rget_adaptive", "pml_ob1_rget_explore", "pml_ob1_rget_limit", "pml_ob1_rget_max", "pml_ob1_unexpected_limit",
 		"pml_ob1_yield_when_idle", "rndv_base_timeout"} {
 		if !strings.Contains(out, "\n"+name+" ") {
 			t.Errorf("gorun-info does not list %s", name)

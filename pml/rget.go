@@ -1,0 +1,177 @@
+package pml
+
+import (
+	"math/bits"
+	"sync"
+	"time"
+)
+
+// Choosing, per message, between the single-copy read and the two-copy
+// pipeline (pml_ob1_rget_adaptive).
+//
+// Which of the two is faster depends on the machine's state, not only on
+// the size: on the 2-vCPU machines this runtime is measured on, the host
+// moves the two vCPUs between a near and a far placement (a cache line
+// crosses in ~60 ns or ~250-460 ns), and the kernel's process_vm_readv ran
+// at ~35 GB/s in one state and ~9 GB/s in another, where the pipeline keeps
+// 40-50 GB/s. So the receiver measures both paths as it uses them and takes
+// the one that was faster lately, per size class of the bytes left after
+// the first chunk. The path that lost is tried again with one message once
+// its measurement is older than pml_ob1_rget_explore, so a change of state
+// is noticed within that time.
+//
+// Only "serial" messages choose and are measured: matched when no other
+// receive is posted, no message waits unexpected and no pipelined receive
+// is in flight (a ping-pong, or a lone large message). In a window of
+// messages (several receives posted, or transfers overlapping) the pipeline
+// keeps both ranks' cores copying and is used as before; its time per
+// message would not be comparable with a read's either.
+
+// Paths of a rendezvous's rest, as indexes of pathEst's arrays.
+const (
+	pathPipe = 0
+	pathRead = 1
+)
+
+// rgetClasses is the number of size classes: bits.Len of the bytes left.
+const rgetClasses = 48
+
+// pathEst is what one size class knows of the two paths.
+type pathEst struct {
+	ns [2]float64 // recent cost in ns per byte (moving average); 0: never measured
+	at [2]int64   // when each path was last measured or tried (ns, monotonic)
+}
+
+// pick returns whether the next serial message of this class reads, and
+// the estimate with the chosen path's try noted. A path never measured is
+// tried first (the read first); then the cheaper one is taken, except that
+// the other is tried once when its measurement is older than explore ns.
+func (e pathEst) pick(now, explore int64) (read bool, next pathEst) {
+	var path int
+	switch {
+	case e.ns[pathRead] == 0:
+		path = pathRead
+	case e.ns[pathPipe] == 0:
+		path = pathPipe
+	default:
+		path = pathPipe
+		if e.ns[pathRead] < e.ns[pathPipe] {
+			path = pathRead
+		}
+		if other := 1 - path; now-e.at[other] > explore {
+			path = other
+		}
+	}
+	e.at[path] = now
+	return path == pathRead, e
+}
+
+// note adds one measurement of path: d ns for n bytes. The first one is
+// taken as it is; later ones move the average a quarter of the way.
+func (e pathEst) note(path int, d time.Duration, n int, now int64) pathEst {
+	if n <= 0 {
+		return e
+	}
+	c := max(float64(d), 1) / float64(n)
+	if e.ns[path] == 0 {
+		e.ns[path] = c
+	} else {
+		e.ns[path] += (c - e.ns[path]) / 4
+	}
+	e.at[path] = now
+	return e
+}
+
+// rgetClass is the size class of a rest of n bytes.
+func rgetClass(n int) int { return min(bits.Len(uint(n)), rgetClasses-1) }
+
+// rgetChoice holds the estimates of one rank. Its mutex is a leaf lock.
+type rgetChoice struct {
+	mu      sync.Mutex
+	explore int64 // pml_ob1_rget_explore in ns
+	epoch   time.Time
+	est     [rgetClasses]pathEst
+	regs    uint64 // pipelined receives registered so far (under PML.mu, not mu)
+}
+
+func (c *rgetChoice) init(explore time.Duration) {
+	if explore <= 0 {
+		explore = 20 * time.Millisecond
+	}
+	c.explore, c.epoch = int64(explore), time.Now()
+}
+
+// now is the time in ns since init, monotonic.
+func (c *rgetChoice) now() int64 { return int64(time.Since(c.epoch)) }
+
+// choose picks the path of a serial message whose rest is n bytes.
+func (c *rgetChoice) choose(n int) bool {
+	k := rgetClass(n)
+	now := c.now()
+	c.mu.Lock()
+	read, e := c.est[k].pick(now, c.explore)
+	c.est[k] = e
+	c.mu.Unlock()
+	return read
+}
+
+// note records that the rest of a serial message, n bytes, took d by path.
+func (c *rgetChoice) note(path int, n int, d time.Duration) {
+	k := rgetClass(n)
+	now := c.now()
+	c.mu.Lock()
+	c.est[k] = c.est[k].note(path, d, n, now)
+	c.mu.Unlock()
+}
+
+// serialLocked says whether a RNDV matched now is serial (see above): no
+// other receive posted, no message unexpected, no pipelined receive in
+// flight. Called with p.mu held, after the match.
+func (p *PML) serialLocked() bool {
+	posted, unexpected, _ := p.eng.Len()
+	return posted == 0 && unexpected == 0 && len(p.recvs) == 0
+}
+
+// planReadLocked decides for a RNDV of size bytes matched by r whose rest
+// after the first chunk is rest bytes: read it (true) or ask for FRAGs. An
+// adaptive serial message that goes by the pipeline is marked for timing
+// (r.rgetT0 set when its ACK goes out). Called with p.mu held.
+func (p *PML) planReadLocked(r *Request, src int, h *matchHdr, rest int) bool {
+	l := &p.peers[src].lim
+	offered := h.flags&flagRget != 0
+	r.rg.timed = false
+	if rest <= 0 || !offered || !l.adaptive || l.inBand(int(h.size)) || !p.serialLocked() {
+		return planRead(int(h.size), *l, offered, false)
+	}
+	read := planRead(int(h.size), *l, offered, p.rget.choose(rest))
+	r.rg.timed = true
+	return read
+}
+
+// rgetMark is a receive's part in the measurements: whether it is timed,
+// and for the pipeline, when its ACK went out, the bytes it had by then and
+// the registration it was (under PML.mu).
+type rgetMark struct {
+	timed bool
+	reg   uint64
+	t0    int64
+	from  int
+}
+
+// startPipeLocked notes that r, a timed receive, asks for FRAGs now, with
+// inFlight other pipelined receives registered. Every registration counts,
+// so endPipeLocked can tell whether another transfer overlapped r's.
+func (c *rgetChoice) startPipeLocked(r *Request, inFlight int) {
+	c.regs++
+	if !r.rg.timed {
+		return
+	}
+	r.rg.timed = inFlight == 0
+	r.rg.reg, r.rg.t0, r.rg.from = c.regs, c.now(), r.received
+}
+
+// endPipeLocked says whether r, whose last FRAG is in, is to be measured:
+// timed, and no other pipelined receive started while it ran.
+func (c *rgetChoice) endPipeLocked(r *Request) bool {
+	return r.rg.timed && c.regs == r.rg.reg
+}
