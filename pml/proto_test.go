@@ -146,7 +146,15 @@ func TestPlanRead(t *testing.T) {
 func TestPathEstPick(t *testing.T) {
 	const explore = 1000
 	known := func(pipe, read float64, pipeAt, readAt int64) pathEst {
-		return pathEst{ns: [2]float64{pipe, read}, at: [2]int64{pipeAt, readAt}}
+		var e pathEst
+		if pipe > 0 {
+			e.ns[pathPipe][0] = pipe
+		}
+		if read > 0 {
+			e.ns[pathRead][0] = read
+		}
+		e.at = [2]int64{pipeAt, readAt}
+		return e
 	}
 	tests := []struct {
 		name string
@@ -185,20 +193,32 @@ func TestPathEstPick(t *testing.T) {
 	}
 }
 
+// A path costs the least of its last pathSamples measurements: a delayed
+// one does not hide it, and a slower state shows once the fast ones age out.
 func TestPathEstNote(t *testing.T) {
 	var e pathEst
-	e = e.note(pathRead, 1000, 1000, 7) // 1 ns/B, taken as it is
-	if e.ns[pathRead] != 1 || e.at[pathRead] != 7 || e.ns[pathPipe] != 0 {
+	e = e.note(pathRead, 2000, 1000, 7) // 2 ns/B
+	if e.cost(pathRead) != 2 || e.at[pathRead] != 7 || e.cost(pathPipe) != 0 {
 		t.Fatalf("first note: %+v", e)
 	}
-	e = e.note(pathRead, 5000, 1000, 9) // 5 ns/B moves the average a quarter: 2
-	if e.ns[pathRead] != 2 || e.at[pathRead] != 9 {
-		t.Fatalf("second note: %+v", e)
+	e = e.note(pathRead, 50000, 1000, 9) // a preempted one: 50 ns/B
+	if e.cost(pathRead) != 2 || e.at[pathRead] != 9 {
+		t.Fatalf("an outlier moved the cost: %+v", e)
 	}
-	if e2 := e.note(pathPipe, 100, 0, 11); e2 != e {
+	e = e.note(pathRead, 1000, 1000, 10) // faster now: 1 ns/B at once
+	if e.cost(pathRead) != 1 {
+		t.Fatalf("a faster measurement did not count at once: %+v", e)
+	}
+	for i := range pathSamples {
+		e = e.note(pathRead, 3000, 1000, int64(11+i)) // slower state: 3 ns/B
+	}
+	if e.cost(pathRead) != 3 {
+		t.Fatalf("after %d measurements of a slower state the cost is %v, want 3", pathSamples, e.cost(pathRead))
+	}
+	if e2 := e.note(pathPipe, 100, 0, 20); e2 != e {
 		t.Errorf("a note of 0 bytes changed %+v to %+v", e, e2)
 	}
-	if e2 := e.note(pathPipe, 0, 10, 11); e2.ns[pathPipe] <= 0 {
+	if e2 := e.note(pathPipe, 0, 10, 20); e2.cost(pathPipe) <= 0 {
 		t.Errorf("a 0 ns note must still count as measured: %+v", e2)
 	}
 }

@@ -263,6 +263,7 @@ func (p *PML) onFrag(src int, data []byte) {
 	// The copy runs with mu released. r stays valid meanwhile: a receive
 	// in recvs is advanced (here) or failed (onPeerLost, Close) only by
 	// BTL callbacks or under progMu, and this callback holds progMu.
+	p.rget.fragArrived(r)
 	r.received += memcpy.Copy(r.buf[off:], payload)
 	if r.received < r.want {
 		return

@@ -36,10 +36,29 @@ const (
 // rgetClasses is the number of size classes: bits.Len of the bytes left.
 const rgetClasses = 48
 
+// pathSamples is how many recent measurements of each path a size class
+// keeps; its cost is their minimum. Delays only ever add time (a rank
+// preempted, a page fault, an interrupt), so the minimum of the last few
+// is the path's cost now, and a change of placement shows after that many.
+const pathSamples = 4
+
 // pathEst is what one size class knows of the two paths.
 type pathEst struct {
-	ns [2]float64 // recent cost in ns per byte (moving average); 0: never measured
-	at [2]int64   // when each path was last measured or tried (ns, monotonic)
+	ns   [2][pathSamples]float64 // recent costs in ns per byte, a ring each; 0: empty
+	next [2]uint8                // the ring's next index
+	at   [2]int64                // when each path was last measured or tried (ns, monotonic)
+}
+
+// cost is path's cost in ns per byte: the least of its recent
+// measurements, 0 if it has none.
+func (e *pathEst) cost(path int) float64 {
+	c := 0.0
+	for _, v := range e.ns[path] {
+		if v > 0 && (c == 0 || v < c) {
+			c = v
+		}
+	}
+	return c
 }
 
 // pick returns whether the next serial message of this class reads, and
@@ -48,14 +67,15 @@ type pathEst struct {
 // the other is tried once when its measurement is older than explore ns.
 func (e pathEst) pick(now, explore int64) (read bool, next pathEst) {
 	var path int
+	rc, pc := e.cost(pathRead), e.cost(pathPipe)
 	switch {
-	case e.ns[pathRead] == 0:
+	case rc == 0:
 		path = pathRead
-	case e.ns[pathPipe] == 0:
+	case pc == 0:
 		path = pathPipe
 	default:
 		path = pathPipe
-		if e.ns[pathRead] < e.ns[pathPipe] {
+		if rc < pc {
 			path = pathRead
 		}
 		if other := 1 - path; now-e.at[other] > explore {
@@ -66,18 +86,15 @@ func (e pathEst) pick(now, explore int64) (read bool, next pathEst) {
 	return path == pathRead, e
 }
 
-// note adds one measurement of path: d ns for n bytes. The first one is
-// taken as it is; later ones move the average a quarter of the way.
+// note adds one measurement of path, d ns for n bytes, in place of the
+// oldest.
 func (e pathEst) note(path int, d time.Duration, n int, now int64) pathEst {
 	if n <= 0 {
 		return e
 	}
-	c := max(float64(d), 1) / float64(n)
-	if e.ns[path] == 0 {
-		e.ns[path] = c
-	} else {
-		e.ns[path] += (c - e.ns[path]) / 4
-	}
+	i := e.next[path]
+	e.ns[path][i] = max(float64(d), 1) / float64(n)
+	e.next[path] = (i + 1) % pathSamples
 	e.at[path] = now
 	return e
 }
@@ -149,8 +166,8 @@ func (p *PML) planReadLocked(r *Request, src int, h *matchHdr, rest int) bool {
 }
 
 // rgetMark is a receive's part in the measurements: whether it is timed,
-// and for the pipeline, when its ACK went out, the bytes it had by then and
-// the registration it was (under PML.mu).
+// and for the pipeline, the registration it was (under PML.mu), when its
+// first FRAG arrived and the bytes it had then (set by onFrag).
 type rgetMark struct {
 	timed bool
 	reg   uint64
@@ -167,7 +184,18 @@ func (c *rgetChoice) startPipeLocked(r *Request, inFlight int) {
 		return
 	}
 	r.rg.timed = inFlight == 0
-	r.rg.reg, r.rg.t0, r.rg.from = c.regs, c.now(), r.received
+	r.rg.reg, r.rg.t0 = c.regs, 0
+}
+
+// fragArrived starts the clock of a timed pipelined receive at its first
+// FRAG. What is compared with a read is the data's movement: the ACK's
+// trip and the sender's reaction to it are left out, as the sender's
+// reaction to the FIN is left out of a read (a sender that went to sleep
+// while waiting would otherwise count its wake-up against the pipeline).
+func (c *rgetChoice) fragArrived(r *Request) {
+	if r.rg.timed && r.rg.t0 == 0 {
+		r.rg.t0, r.rg.from = max(c.now(), 1), r.received
+	}
 }
 
 // endPipeLocked says whether r, whose last FRAG is in, is to be measured:
