@@ -18,8 +18,8 @@ var Params = mca.Declare("pml_ob1", []mca.Field[Config]{
 		"messages of at least this many bytes use a single-copy read when the BTL can (0: never)"),
 	mca.Size("pml_ob1_rget_max", "512k", 0, 1<<40, func(c *Config) *int { return &c.RgetMax },
 		"largest message that uses the single-copy read (0: no upper bound); larger ones use the two-copy pipeline, which keeps both ranks' cores copying"),
-	mca.Bool("pml_ob1_rget_adaptive", "true", func(c *Config) *bool { return &c.RgetAdaptive },
-		"outside the pml_ob1_rget_limit..pml_ob1_rget_max band, a rendezvous larger than its first fragment offers its buffer, and when nothing else is in flight (a ping-pong) the receiver reads it with one copy or asks for the two-copy pipeline, whichever it measured faster lately for that size (which one wins changes with the cores' placement); needs the BTL's single copy (btl_sm_single_copy)"),
+	mca.Bool("pml_ob1_rget_adaptive", "false", func(c *Config) *bool { return &c.RgetAdaptive },
+		"outside the pml_ob1_rget_limit..pml_ob1_rget_max band, a rendezvous larger than its first fragment offers its buffer, and when nothing else is in flight (a ping-pong) the receiver reads it with one copy or asks for the two-copy pipeline, whichever moved the data faster lately for that size (which one wins changes with the machine's state); needs the BTL's single copy (btl_sm_single_copy); off by default: a sender waiting out a long read may sleep, and its wake-up, which is not measured, can cost more than the read saves"),
 	mca.Int("pml_ob1_rget_explore", "20", 1, 1<<20, func(c *Config) *int { return &c.RgetExploreMs },
 		"milliseconds after which pml_ob1_rget_adaptive tries the path it measured slower again, with one message, to notice a change of placement"),
 })

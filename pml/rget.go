@@ -20,6 +20,15 @@ import (
 // its measurement is older than pml_ob1_rget_explore, so a change of state
 // is noticed within that time.
 //
+// What is timed is the data's movement only: a read's system call, and a
+// pipelined receive from its first FRAG to its last. Not counted: that a
+// sender waiting for the FIN of a long read may go to sleep (after
+// pml_ob1_spin_count polls), and that waking it costs the next message
+// tens of µs on this machine. Measured here (64 KiB-1 MiB ping-pong, in a
+// state where process_vm_readv ran 3-5x slower than the pipeline), a forced
+// read lost about half of its time to that; so the choice is off by
+// default, for the machines and states where reading wins by more.
+//
 // Only "serial" messages choose and are measured: matched when no other
 // receive is posted, no message waits unexpected and no pipelined receive
 // is in flight (a ping-pong, or a lone large message). In a window of

@@ -19,6 +19,9 @@ func TestPointToPointRules(t *testing.T) {
 		{"order", 2, nil}, // non-overtaking across eager/rendezvous, mixed sizes
 		{"order", 2, []string{"pml_ob1_rget_limit", "64k", "pml_ob1_rget_max", "0"}}, // the same through single-copy reads
 		{"order", 2, []string{"btl_sm_eager_limit", "128", "btl_sm_max_send_size", "1k"}},
+		{"order", 2, []string{"pml_ob1_rget_adaptive", "true", "pml_ob1_rget_explore", "1"}}, // each message read or pipelined, as measured
+		{"trunc", 2, []string{"pml_ob1_rget_adaptive", "true"}},
+		{"flood", 2, []string{"pml_ob1_rget_adaptive", "true"}},
 		{"wildcard", 4, nil},      // AnySource/AnyTag with Status checked
 		{"probe", 2, nil},         // probe then receive
 		{"trunc", 2, nil},         // truncation then more traffic
