@@ -56,10 +56,10 @@
 //     btl_sm_fbox_threshold (16) messages to a peer, it takes one of the
 //     btl_sm_fbox_max (32) boxes of the peer's region (one atomic add on the
 //     peer's control block, once per pair; a region holds min(fbox_max,
-//     N-1) boxes, 16 KiB each by default, so memory stays O(N): at 64 ranks
-//     1.43× the segment without boxes) and announces it with a kindBox slot
+//     N-1) boxes, 32 KiB each by default, so memory stays O(N): at 64 ranks
+//     1.87× the segment without boxes) and announces it with a kindBox slot
 //     in the peer's FIFO. From then on messages up to a quarter of the box
-//     (hdr+payload, 4 KiB by default) are appended to that single-writer
+//     (hdr+payload, 8 KiB by default) are appended to that single-writer
 //     ring with plain stores and a release store of the record's header
 //     (box.go): no locked instruction, no fragment, no ack. The receiver
 //     polls only the boxes announced to it, 4 per Progress, round robin, up

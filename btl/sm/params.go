@@ -59,7 +59,7 @@ var Params = mca.Declare("btl_sm", []mca.Field[Config]{
 		"messages a rank sends to one peer before it gives the pair a fast box (a ring in the peer's region that it fills without atomics)"),
 	mca.Int("btl_sm_fbox_max", "32", 0, 1<<16, func(c *Config) *int { return &c.FboxMax },
 		"fast boxes each rank's region holds, so at most this many senders get one (the segment reserves min(this, ranks-1) per rank); 0 disables fast boxes"),
-	mca.Size("btl_sm_fbox_size", "16k", 1<<10, 128<<10, func(c *Config) *int { return &c.FboxSize },
+	mca.Size("btl_sm_fbox_size", "32k", 1<<10, 128<<10, func(c *Config) *int { return &c.FboxSize },
 		"bytes of one fast box's ring, a power of two; messages up to a quarter of it (PML header included) travel in it"),
 },
 	mca.Rule[Config]{Names: []string{"btl_sm_eager_limit", "btl_sm_max_send_size"}, Check: func(c *Config) string {

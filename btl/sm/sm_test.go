@@ -61,7 +61,7 @@ func TestSharedOffsets(t *testing.T) {
 // TestSegmentBytesPerN pins the default segment size per number of ranks
 // (the numbers quoted in mpool's doc), and the fast boxes' share of it:
 // per rank, at most twice the segment without them (issue 14), at 64 ranks
-// 1.43× (1,745,280 against 1,216,896 bytes).
+// 1.87× (2,269,568 against 1,216,896 bytes).
 func TestSegmentBytesPerN(t *testing.T) {
 	cfg := DefaultConfig()
 	noBox := cfg
@@ -69,7 +69,7 @@ func TestSegmentBytesPerN(t *testing.T) {
 	for _, tt := range []struct {
 		n           int
 		size, noBox int64
-	}{{2, 2469888, 2437120}, {8, 10661888, 9736192}, {32, 55324672, 38944768}, {64, 111702016, 77885440}} {
+	}{{2, 2502656, 2437120}, {8, 11579392, 9736192}, {32, 71577600, 38944768}, {64, 145256448, 77885440}} {
 		l, err := mpool.Plan(tt.n, cfg.LayoutParams(tt.n))
 		if err != nil || l.Size != tt.size {
 			t.Errorf("N=%d: %d bytes, %v; want %d", tt.n, l.Size, err, tt.size)
@@ -379,7 +379,7 @@ func TestConfigFrom(t *testing.T) {
 	}
 	want := Config{EagerLimit: 4 << 10, MaxSendSize: 32 << 10, InlineLimit: 512, FIFOSize: 64,
 		FreeListNum: 8, FreeListMax: 32, FreeListInc: 8, LazyFree: 32, BackingDir: "/dev/shm", SingleCopy: "auto",
-		FboxThreshold: 16, FboxMax: 32, FboxSize: 16 << 10}
+		FboxThreshold: 16, FboxMax: 32, FboxSize: 32 << 10}
 	if got != want {
 		t.Fatalf("ConfigFrom = %+v\nwant %+v", got, want)
 	}
