@@ -65,10 +65,18 @@ func parseAbortRecord(data []byte) (int, error) {
 // gorun.Finalize: a rank that called Init and ends without Finalize is a
 // failure of the job even with status 0 (as in Open MPI). Outside gorun it
 // does nothing. Best effort, like Abort's record.
+//
+// The record is the rank's business card renamed to "finalized.<rank>":
+// by then every rank has passed Init, so nobody reads the cards any more,
+// and a rename makes no new file (with N ranks, creating N files in the
+// session directory cost ext4 more for each as the job grew). A rank
+// without a card (a PMI job, or a test program) writes an empty record.
 func RecordFinalize() {
 	dir, rank := os.Getenv(EnvSessionDir), os.Getenv(EnvRank)
 	if r, err := strconv.Atoi(rank); err == nil && r >= 0 && dir != "" {
-		rndv.WriteAtomic(finalizePath(dir, r), nil)
+		if os.Rename(rndv.CardPath(dir, r), finalizePath(dir, r)) != nil {
+			rndv.WriteAtomic(finalizePath(dir, r), nil)
+		}
 	}
 }
 
@@ -84,4 +92,15 @@ func Unfinalized(dir string, rank int) bool {
 	}
 	_, err := os.Lstat(finalizePath(dir, rank))
 	return errors.Is(err, fs.ErrNotExist)
+}
+
+// Joined reports whether rank, by the files in the session directory dir,
+// called Init: its business card is there, or its Finalize record.
+func Joined(dir string, rank int) bool {
+	for _, p := range []string{rndv.CardPath(dir, rank), finalizePath(dir, rank)} {
+		if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
+			return true
+		}
+	}
+	return false
 }

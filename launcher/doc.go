@@ -52,7 +52,8 @@
 // host's session directory. A job on this machine only is unchanged.
 //
 // Session files: "launcher" (this package), "abort.<rank>" (jobenv.Abort),
-// "finalized.<rank>" (jobenv.RecordFinalize, at gorun.Finalize), the
+// "finalized.<rank>" (jobenv.RecordFinalize, at gorun.Finalize: the
+// rank's card renamed), the
 // rndv package's cards and segment descriptor, and "gone.<rank>"
 // (rndv.PublishGone), written when a rank exits 0 without a card so that
 // the ranks waiting for it in Init fail at once. The shared-memory file of a

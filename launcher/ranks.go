@@ -1,10 +1,8 @@
 package launcher
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"strconv"
@@ -182,9 +180,10 @@ func (j *job) startRank(sp *spawner, id int, path string, env []string, lifeline
 // with status 0, will never publish its business card (rndv.PublishGone):
 // without the record they would wait for it until rndv_base_timeout. A
 // rank that did publish its card needs no record; ranks that never call
-// Init (plain programs) do not read it.
+// Init (plain programs) do not read it. A rank that finalized has its
+// card renamed (jobenv.RecordFinalize): it joined too.
 func (j *job) recordGone(id int, how string) {
-	if _, err := os.Lstat(rndv.CardPath(j.sess.dir, id)); !errors.Is(err, fs.ErrNotExist) {
+	if jobenv.Joined(j.sess.dir, id) {
 		return
 	}
 	g := rndv.Gone{Version: rndv.GoneVersion, Rank: id, How: how}

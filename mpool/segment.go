@@ -281,7 +281,9 @@ func (s *Segment) Attach() (int, error) {
 // the square of the ranks).
 func (s *Segment) WaitAttached(timeout time.Duration, failed func() error) error {
 	deadline := time.Now().Add(timeout)
-	var checked time.Time
+	// The first check after one period: the ranks have only just
+	// started, and a check may cost O(ranks) (btl/sm's peer monitor).
+	checked := time.Now()
 	every := attachCheck
 	if s.AttachCheck > 0 {
 		every = s.AttachCheck
