@@ -211,6 +211,9 @@ def main():
     # atexit runs.
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, lambda *_: sys.exit(143))
+    # Ctrl-C even when started with SIGINT ignored (a background job of a
+    # non-interactive shell inherits that).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     if os.geteuid() != 0:
         sys.exit("tcplab.py: needs root (network namespaces)")
     base = os.path.abspath(a.base) if a.base else None
