@@ -47,6 +47,7 @@ type waitState struct {
 	wake     func()        // primary.Wake, bound once
 	watchers []btl.Watcher // the other Sleepers: armed while the sleeper sleeps
 	runners  []runner      // modules that show which ranks are on a core
+	yielder  coreYielder   // the one runner, when it yields the core itself
 
 	active atomic.Bool // a goroutine holds the sleeper role
 	genMu  sync.Mutex
@@ -105,6 +106,11 @@ func (w *waitState) init(mods []btl.Module) error {
 		if rn, ok := m.(runner); ok {
 			w.runners = append(w.runners, rn)
 		}
+	}
+	if len(w.runners) == 1 {
+		// Asserted once here: an interface-to-interface assertion per
+		// yield costs a lookup in the runtime's itab table.
+		w.yielder, _ = w.runners[0].(coreYielder)
 	}
 	w.gen = make(chan struct{})
 	return nil
@@ -401,11 +407,9 @@ type coreYielder interface{ YieldCore() }
 // yieldCore gives up the core (sched_yield) with the rank flagged as not
 // running while it is off.
 func (p *PML) yieldCore() {
-	if rs := p.wait.runners; len(rs) == 1 {
-		if y, ok := rs[0].(coreYielder); ok {
-			y.YieldCore()
-			return
-		}
+	if y := p.wait.yielder; y != nil {
+		y.YieldCore()
+		return
 	}
 	p.setRunning(false)
 	unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
