@@ -291,16 +291,23 @@ func (m *Module) boxAt(rank int, idx uint64) boxRing {
 }
 
 // boxReady reports whether one of our boxes has a record waiting. Called
-// by Sleep after arming; see sleep.go for why the membarrier comes first.
+// by Sleep after arming; see membarrier.go for why the barrier comes first.
 func (m *Module) boxReady() bool {
-	nb := int(m.nBoxIn.Load())
-	if nb == 0 {
+	if m.nBoxIn.Load() == 0 {
 		return false
 	}
 	if !m.boxFence {
 		heavyBarrier()
 	}
-	for _, b := range m.boxList[:nb] {
+	return m.boxesReady()
+}
+
+// boxesReady is boxReady without the barrier, for Sleep's checks after a
+// wait: the barrier after arming covers every record published later (its
+// sender then sees armed set), as long as armed stays set, and a wake that
+// clears it also ends the Sleep.
+func (m *Module) boxesReady() bool {
+	for _, b := range m.boxList[:m.nBoxIn.Load()] {
 		if b.ready() {
 			return true
 		}
