@@ -40,10 +40,12 @@ const (
 	boxPollMsgs  = 32 // messages it takes from one box at most
 )
 
-// boxCtl is the control part of a box: written by the receiver only.
+// boxCtl is the control part of a box.
 type boxCtl struct {
-	rd atomic.Uint64 // bytes the receiver has consumed (published lazily)
-	_  [boxCtlSize - 8]byte
+	rd    atomic.Uint64 // bytes the receiver has consumed (published lazily); receiver only
+	_     [56]byte
+	owner atomic.Uint64 // 1 + the rank that took the box, stored once before it announces it
+	_     [boxCtlSize - 72]byte
 }
 
 var _ [boxCtlSize - unsafe.Sizeof(boxCtl{})]byte
@@ -272,8 +274,9 @@ func (m *Module) addBox(src int, idx uint64) {
 		return
 	}
 	p := &m.peers[src]
-	if idx >= uint64(m.nboxes) || m.prog.boxOwner[idx] != 0 || p.in != nil {
-		m.log.Error("dropping fast-box announcement for a box out of range or taken", "src", src, "box", idx, "boxes", m.nboxes)
+	if idx >= uint64(m.nboxes) || m.prog.boxOwner[idx] != 0 || p.in != nil ||
+		m.boxAt(m.rank, idx).ctl.owner.Load() != uint64(src)+1 {
+		m.log.Error("dropping fast-box announcement for a box out of range, taken or not the sender's", "src", src, "box", idx, "boxes", m.nboxes)
 		return
 	}
 	m.prog.boxOwner[idx] = src + 1
@@ -339,7 +342,9 @@ func (m *Module) setupBox(p *peer) {
 	if !ok {
 		return // the FIFO is full: announce with a later send
 	}
+	b := m.boxAt(p.rank, p.boxIdx-1)
+	b.ctl.owner.Store(uint64(m.rank) + 1) // the receiver checks it: a forged announcement names a box nobody took
 	e.setHeader(m.rank, kindBox, 0, 0, int64(p.boxIdx-1), 0)
 	m.publish(p, e, h)
-	p.out = &boxOut{boxRing: m.boxAt(p.rank, p.boxIdx-1), fence: fence}
+	p.out = &boxOut{boxRing: b, fence: fence}
 }

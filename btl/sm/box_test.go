@@ -452,3 +452,38 @@ func TestBoxDisabled(t *testing.T) {
 		t.Fatalf("box area of %d bytes with btl_sm_fbox_max=0", r.Eager-r.Box)
 	}
 }
+
+// TestForgedBoxAnnouncement: an announcement for a box its sender never
+// took (the box's owner word does not name it) is refused, and the real
+// one that follows works.
+func TestForgedBoxAnnouncement(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.FboxThreshold = 1
+	mods := newJob(t, 2, cfg)
+	a, b := mods[0], mods[1]
+	p := &a.peers[1]
+	e, h, ok := p.claim(a.mask + 1)
+	if !ok {
+		t.Fatal("FIFO full")
+	}
+	e.setHeader(0, kindBox, 0, 0, 0, 0)
+	a.publish(p, e, h)
+	b.Progress()
+	if b.peers[0].in != nil || len(b.prog.boxes) != 0 {
+		t.Fatal("a forged announcement gave rank 0 a box")
+	}
+	got := 0
+	b.Register(btl.TagPMLMatch, func(src int, data []byte) {
+		if int(data[0]) != got {
+			t.Errorf("message %d, want %d", data[0], got)
+		}
+		got++
+	})
+	for i := 0; i < 10; i++ {
+		a.Send(1, btl.TagPMLMatch, []byte{byte(i)}, nil, nil)
+	}
+	pumpUntil(t, mods, func() bool { return got == 10 })
+	if b.peers[0].in == nil || p.out == nil || p.out.w == 0 {
+		t.Fatal("the real announcement did not give the pair a box")
+	}
+}

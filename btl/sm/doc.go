@@ -57,8 +57,9 @@
 //     btl_sm_fbox_max (32) boxes of the peer's region (one atomic add on the
 //     peer's control block, once per pair; a region holds min(fbox_max,
 //     N-1) boxes, 32 KiB each by default, so memory stays O(N): at 64 ranks
-//     1.87× the segment without boxes) and announces it with a kindBox slot
-//     in the peer's FIFO. From then on messages up to a quarter of the box
+//     1.87× the segment without boxes), writes its rank in the box's owner
+//     word and announces it with a kindBox slot in the peer's FIFO (the
+//     receiver refuses an announcement the owner word does not confirm). From then on messages up to a quarter of the box
 //     (hdr+payload, 8 KiB by default) are appended to that single-writer
 //     ring with plain stores and a release store of the record's header
 //     (box.go): no locked instruction, no fragment, no ack. The receiver

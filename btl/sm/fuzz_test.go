@@ -27,6 +27,12 @@ func FuzzForgedSlot(f *testing.F) {
 	f.Add(uint32(0), uint32(3), uint64(0), uint8(0), kindAck, uint64(r0.Eager))
 	f.Add(uint32(0), uint32(1), uint64(r0.Eager+8), uint8(1), kindData, uint64(0))
 	f.Add(uint32(1), uint32(1), uint64(0), uint8(200), uint8(7), uint64(1<<63))
+	// Fast-box announcements nobody made: box 0 and 1 in the name of rank 0,
+	// a box out of range, one in the name of the receiver itself.
+	f.Add(uint32(0), uint32(0), uint64(0), uint8(0), kindBox, uint64(0))
+	f.Add(uint32(0), uint32(0), uint64(1), uint8(0), kindBox, uint64(0))
+	f.Add(uint32(0), uint32(0), uint64(1<<40), uint8(0), kindBox, uint64(0))
+	f.Add(uint32(1), uint32(0), uint64(0), uint8(0), kindBox, uint64(0))
 	// Inline lengths that claim continuation slots nobody wrote: one past a
 	// slot, the largest inline message, one past that.
 	gather := len(b.prog.gather)
