@@ -3,7 +3,6 @@ package gorun
 import (
 	"context"
 	"errors"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/gorun-mpi/gorun/pml"
@@ -57,10 +56,11 @@ func (c *Comm) Iprobe(source, tag int) (Status, bool, error) {
 // Request is a nonblocking operation. Its result is final: Wait and Test on
 // a completed request return the same Status and error again.
 type Request struct {
+	// h.Claimed: WaitAny returned this request's index. Claimed with an
+	// atomic, so once however many goroutines call WaitAny over it. (In
+	// the handle's word: a Request is 64 bytes, one allocation per Isend
+	// and Irecv.)
 	h pml.Handle
-	// consumed: WaitAny returned this request's index. Claimed with a CAS,
-	// so once however many goroutines call WaitAny over it.
-	consumed atomic.Bool
 }
 
 // Isend starts a send. The caller must not touch buf until it completes.
@@ -142,7 +142,7 @@ func WaitAll(reqs ...*Request) ([]Status, error) {
 func WaitAny(reqs ...*Request) (int, Status, error) {
 	var p *pml.PML
 	for _, r := range reqs {
-		if r != nil && !r.consumed.Load() {
+		if r != nil && !r.h.Claimed() {
 			p = r.h.PML()
 			break
 		}
@@ -155,10 +155,10 @@ func WaitAny(reqs ...*Request) (int, Status, error) {
 		left := false
 		for i, r := range reqs {
 			switch {
-			case r == nil || r.consumed.Load():
+			case r == nil || r.h.Claimed():
 			case !r.h.Done():
 				left = true
-			case r.consumed.CompareAndSwap(false, true):
+			case r.h.Claim():
 				idx = i
 				return true
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"unsafe"
 )
 
 // WaitAll reports every failure, joined (errors.Is finds each), and fills
@@ -102,5 +103,13 @@ func TestWaitContextCompleted(t *testing.T) {
 	}
 	if st, err := r.WaitContext(done); err != nil || st.Count != 1 {
 		t.Fatalf("WaitContext(done ctx) on a receive completed by progress = %+v, %v; want its result", st, err)
+	}
+}
+
+// TestRequestFits64Bytes: one Request is allocated per Isend and Irecv;
+// at 64 bytes it takes the 64-byte size class instead of the 80-byte one.
+func TestRequestFits64Bytes(t *testing.T) {
+	if n := unsafe.Sizeof(Request{}); n > 64 {
+		t.Errorf("a Request is %d bytes; want at most 64 (one is allocated per nonblocking call)", n)
 	}
 }

@@ -13,7 +13,8 @@ import (
 // Request, which is not, comes from a pool and goes back to it once the
 // operation has completed and no goroutine can reach it any more.
 //
-// Protocol (word = the settled and writing flags + a count of holders). A
+// Protocol (word = the settled and writing flags + a count of holders; the
+// claimed flag, Claim's, is independent of it). A
 // Handle whose operation completed inside its start has h.r == nil and its
 // result in st and err from the start: it needs none of this. Otherwise:
 //   - a goroutine that wants the Request (hold) increments the count, then
@@ -45,8 +46,18 @@ type Handle struct {
 const (
 	hSettled = 1 << 31 // the result is in st and err
 	hWriting = 1 << 30 // a holder is copying the result into st and err
-	// the low bits count holders
+	// hClaimed is Claim's flag; the bits below it count holders. It shares
+	// the word so that a gorun.Request (a Handle) fits 64 bytes, the size
+	// class below 80: one is allocated per Isend and Irecv.
+	hClaimed = 1 << 29
 )
+
+// Claim marks h as consumed (gorun.WaitAny returns each completed request
+// once) and reports whether this call did it.
+func (h *Handle) Claim() bool { return h.word.Or(hClaimed)&hClaimed == 0 }
+
+// Claimed reports whether Claim has been called on h.
+func (h *Handle) Claimed() bool { return h.word.Load()&hClaimed != 0 }
 
 var (
 	reqPool = sync.Pool{New: func() any { reqsMade.Add(1); return new(Request) }}
@@ -134,7 +145,7 @@ func (h *Handle) hold() *Request {
 // release ends a hold that did not settle; the last one once the result
 // is settled recycles the Request.
 func (h *Handle) release() {
-	if h.word.Add(^uint32(0)) == hSettled {
+	if h.word.Add(^uint32(0))&^hClaimed == hSettled {
 		recycle(h.r)
 	}
 }
@@ -154,7 +165,7 @@ func (h *Handle) settle(r *Request) (Status, error) {
 		}
 	}
 	h.st, h.err = st, err
-	if h.word.Add(hSettled-hWriting-1) == hSettled {
+	if h.word.Add(hSettled-hWriting-1)&^hClaimed == hSettled {
 		recycle(r)
 	}
 	return st, err

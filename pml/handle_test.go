@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/gorun-mpi/gorun/internal/errs"
@@ -108,6 +109,56 @@ func TestHandleConcurrentUse(t *testing.T) {
 			t.Fatalf("op %d: canceled receive ended with %v", i, errsOut[0])
 		case !cancel && (errsOut[0] != nil || results[0].Count != 8 || string(rbuf) != "abcdefgh"):
 			t.Fatalf("op %d: %+v, %v, %q", i, results[0], errsOut[0], rbuf)
+		}
+	}
+}
+
+// TestHandleClaimOnce: Claim succeeds once however many goroutines try,
+// on a pending handle and on one completed at its start, and does not
+// disturb the holder count (the handle still settles and recycles).
+func TestHandleClaimOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a segment")
+	}
+	c := smComms(t)
+	for _, pending := range []bool{true, false} {
+		var h Handle
+		buf := make([]byte, 8)
+		if !pending {
+			if err := c[0].Send([]byte("early!!!"), 1, 9, false); err != nil {
+				t.Fatal(err)
+			}
+			arrive(c[1])
+		}
+		if err := c[1].StartIrecv(&h, buf, 0, 9); err != nil {
+			t.Fatal(err)
+		}
+		var wins atomic.Int32
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if h.Claim() {
+					wins.Add(1)
+				}
+				_ = h.Done()
+			}()
+		}
+		wg.Wait()
+		if w := wins.Load(); w != 1 || !h.Claimed() {
+			t.Errorf("pending=%v: %d Claims succeeded (Claimed %v); want exactly 1", pending, w, h.Claimed())
+		}
+		if pending {
+			if err := c[0].Send([]byte("late!!!!"), 1, 9, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if st, err := h.Wait(nil); err != nil || st.Count != 8 {
+			t.Fatalf("pending=%v: Wait = %+v, %v", pending, st, err)
+		}
+		if h.word.Load()&^(hSettled|hClaimed) != 0 && pending {
+			t.Errorf("pending=%v: word %#x after the last Wait; want no holder and no writer", pending, h.word.Load())
 		}
 	}
 }
