@@ -2,6 +2,7 @@ package sm
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/gorun-mpi/gorun/btl"
+	"github.com/gorun-mpi/gorun/internal/errs"
 )
 
 // testBox is a box in ordinary memory with both of its sides, and a module
@@ -485,5 +487,46 @@ func TestForgedBoxAnnouncement(t *testing.T) {
 	pumpUntil(t, mods, func() bool { return got == 10 })
 	if b.peers[0].in == nil || p.out == nil || p.out.w == 0 {
 		t.Fatal("the real announcement did not give the pair a box")
+	}
+}
+
+// TestBoxPeerLost: a peer found lost while it has a box to us and we have
+// one to it: the loss is reported once, what it published before is still
+// delivered in order, and sends to it fail with ErrPeerLost (the box path
+// included).
+func TestBoxPeerLost(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.FboxThreshold = 1
+	mods := newJob(t, 2, cfg)
+	a, b := mods[0], mods[1]
+	got := 0
+	b.Register(btl.TagPMLMatch, func(src int, data []byte) {
+		if int(data[0]) != got {
+			t.Errorf("message %d, want %d", data[0], got)
+		}
+		got++
+	})
+	for i := 0; i < 5; i++ {
+		a.Send(1, btl.TagPMLMatch, []byte{byte(i)}, nil, nil)
+		b.Send(0, btl.TagPMLMatch, []byte{0}, nil, nil)
+	}
+	pumpUntil(t, mods, func() bool { return got == 5 })
+	for i := 5; i < 8; i++ {
+		a.Send(1, btl.TagPMLMatch, []byte{byte(i)}, nil, nil)
+	}
+	var lost []int
+	b.OnPeerLost(func(p int) { lost = append(lost, p) })
+	b.monitor.markLost(&b.peers[0])
+	for i := 0; i < 10; i++ {
+		b.Progress()
+	}
+	if len(lost) != 1 || lost[0] != 0 || got != 8 {
+		t.Fatalf("OnPeerLost calls %v, %d messages; want [0], 8", lost, got)
+	}
+	if b.peers[0].out == nil {
+		t.Fatal("rank 1 had no box to rank 0")
+	}
+	if _, err := b.Send(0, btl.TagPMLMatch, []byte{1}, nil, nil); !errors.Is(err, errs.ErrPeerLost) {
+		t.Fatalf("Send to the lost peer: %v, want ErrPeerLost", err)
 	}
 }
