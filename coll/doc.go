@@ -15,6 +15,11 @@
 // blocking collectives are Start then Wait; the nonblocking ones hand the
 // same operation out as a request. No goroutine is ever started.
 //
+// Schedules are built once per Key and cached by the engine (Schedule);
+// operations, their request slots and scratch are pooled, so a collective
+// called in a loop allocates nothing. The small blocking collectives of a
+// communicator on one machine bypass the schedules: see package coll/shm.
+//
 // Invariants: a round's local steps run in order, before the round's
 // sends and receives that follow them are posted; a round's receives are
 // posted only after the previous round completed, so two messages from one

@@ -7,15 +7,21 @@ package coll
 //	Barrier             dissemination
 //	Bcast               binomial; scatter_allgather from 256 KiB on ≥ 4 ranks
 //	Reduce              binomial (in rank order for user ops);
-//	                    reduce_scatter_gather from 256 KiB on > 2 ranks
-//	Allreduce           recursive_doubling; ring from 64 KiB (built-in ops)
+//	                    reduce_scatter_gather from 256 KiB on > 2 ranks;
+//	                    rabenseifner only when forced
+//	Allreduce           recursive_doubling; ring from 64 KiB (built-in ops);
+//	                    rabenseifner only when forced
 //	Allgather           recursive_doubling (power of two) or bruck up to
 //	                    64 KiB gathered; ring above
 //	Alltoall            bruck for blocks up to 256 B on ≥ 8 ranks; linear up
 //	                    to 256 KiB sent per rank; pairwise above
 //	ReduceScatterBlock  ring (built-in ops); recursive_doubling (user ops)
 //	Gather, Scatter     binomial up to 64 KiB in all; linear above
-//	the v-variants: linear; Scan, Exscan: recursive doubling
+//	the v-variants: linear, at most maxOutstanding requests posted at
+//	once; Scan, Exscan: recursive doubling
+//
+// The small blocking Barrier, Bcast, Reduce and Allreduce of a
+// communicator on one machine do not come here: coll/shm runs them.
 
 // Barrier returns the barrier schedule.
 func (c Config) BarrierSchedule(n, r int) Schedule { return BarrierDissemination(n, r) }
