@@ -229,7 +229,7 @@ func iallreduce[T Scalar](c *Comm, send, recv []T, op Op[T], block bool) (*Reque
 		if len(recv) != len(send) {
 			return nil, lenErr("Allreduce", "recv", len(recv), len(send))
 		}
-		copy(recv, send)
+		coll.CopyBytes(asBytes(recv), asBytes(send))
 	}
 	if t := truthCopy(op, nil, recv); t != nil {
 		copy(recv, t)
