@@ -530,3 +530,42 @@ func TestBoxPeerLost(t *testing.T) {
 		t.Fatalf("Send to the lost peer: %v, want ErrPeerLost", err)
 	}
 }
+
+// TestBoxDrainedBeforeLossReport: a peer that put messages in its box and
+// then went (a rank leaving Finalize after its last barrier message) has
+// every one of them delivered before its loss is reported, even when the
+// receiver has more boxes than one Progress call polls.
+func TestBoxDrainedBeforeLossReport(t *testing.T) {
+	const n = 2 + boxPollBoxes // more senders with boxes than a Progress call polls
+	for gone := 1; gone < n; gone++ {
+		cfg := DefaultConfig()
+		cfg.FboxThreshold = 1
+		mods := newJob(t, n, cfg)
+		r := mods[0]
+		got := make([]int, n)
+		r.Register(btl.TagPMLMatch, func(src int, data []byte) { got[src]++ })
+		for s := 1; s < n; s++ { // every sender takes a box to rank 0
+			mods[s].Send(0, btl.TagPMLMatch, []byte{0}, nil, nil)
+		}
+		pumpUntil(t, mods, func() bool {
+			for s := 1; s < n; s++ {
+				if got[s] != 1 || r.peers[s].in == nil || mods[s].peers[0].out == nil {
+					return false
+				}
+			}
+			return true
+		})
+		for i := 0; i < 3; i++ {
+			if ok, err := mods[gone].Send(0, btl.TagPMLMatch, []byte{1}, nil, nil); !ok || err != nil {
+				t.Fatalf("send: %v %v", ok, err)
+			}
+		}
+		var atLoss []int
+		r.OnPeerLost(func(p int) { atLoss = append(atLoss, p, got[p]) })
+		r.monitor.markLost(&r.peers[gone])
+		r.Progress()
+		if len(atLoss) != 2 || atLoss[0] != gone || atLoss[1] != 4 {
+			t.Fatalf("rank %d lost: OnPeerLost saw (rank, its messages delivered) %v; want [%d 4]", gone, atLoss, gone)
+		}
+	}
+}

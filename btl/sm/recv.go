@@ -227,11 +227,21 @@ func (m *Module) takeAcks(e *elem) {
 // lost since the last report.
 func (m *Module) reportLost() int {
 	m.lostUnrep.Store(false)
-	n := 0
+	// What a lost peer published before it went is delivered before its
+	// loss is reported (its last messages are often the ones a receive
+	// waits for: the barrier message of a rank that then left Finalize).
+	// A Progress call polls at most boxPollBoxes boxes, and the loss may
+	// have been found after this call's polls: read the FIFO again, then
+	// the lost peers' boxes to their end. The peer is gone, so nothing it
+	// stored can still be on its way.
+	n := m.poll()
 	for i := range m.peers {
 		p := &m.peers[i]
 		if !p.lost.Load() || p.reported {
 			continue
+		}
+		if p.in != nil && !p.in.dead {
+			n += m.pollBox(p.in, int(p.in.size))
 		}
 		p.reported = true
 		n++
