@@ -47,8 +47,8 @@ type soak struct {
 	noise  []byte     // read-only payload source
 	round  int
 	start  time.Time
-	rssBeg []int64 // rank 0: VmRSS (KiB) of every rank after warm-up
-	rssEnd []int64 // rank 0: VmRSS (KiB) of every rank at the end
+	rssBeg []int64 // rank 0: RssAnon (KiB) of every rank after warm-up
+	rssEnd []int64 // rank 0: RssAnon (KiB) of every rank at the end
 
 	sendSeq   [nComms][]uint64
 	sent      [nComms][]int64
@@ -90,7 +90,7 @@ func main() {
 	flag.DurationVar(&cfg.warmup, "warmup", 0, "when the start RSS is taken (0: a fifth of -duration, at most 60s)")
 	flag.DurationVar(&cfg.stall, "stall", 2*time.Minute, "a round taking longer fails the job as stalled")
 	flag.IntVar(&cfg.burst, "burst", 6, "mean messages per peer per communicator per round is burst/2")
-	flag.Float64Var(&cfg.rssGrowth, "rss-growth", 20, "allowed VmRSS growth from warm-up to the end, percent")
+	flag.Float64Var(&cfg.rssGrowth, "rss-growth", 20, "allowed RssAnon growth from warm-up to the end, percent")
 	flag.StringVar(&cfg.inject, "inject", "", "self-test: rank 1 breaks one message of round 2: corrupt, dup or drop")
 	flag.Parse()
 	switch cfg.inject {
@@ -213,13 +213,13 @@ func (s *soak) report(d byte) {
 	if d&dSampleStart != 0 {
 		s.rssBeg = make([]int64, s.n)
 		for r, f := range all {
-			s.rssBeg[r] = f[2]
+			s.rssBeg[r] = f[3]
 		}
 	}
 	if d&dSampleEnd != 0 {
 		s.rssEnd = make([]int64, s.n)
 		for r, f := range all {
-			s.rssEnd[r] = f[2]
+			s.rssEnd[r] = f[3]
 		}
 	}
 	what := "progress"
@@ -308,7 +308,7 @@ func (s *soak) finish() {
 	s.checkRSS(tot[3], tot[4])
 }
 
-// checkRSS prints the final line, or fails if a rank's VmRSS grew too much.
+// checkRSS prints the final line, or fails if a rank's RssAnon grew too much.
 func (s *soak) checkRSS(msgs, bytes int64) {
 	beg, end := make([]string, s.n), make([]string, s.n)
 	var grew []string
@@ -317,10 +317,10 @@ func (s *soak) checkRSS(msgs, bytes int64) {
 		end[r] = fmt.Sprintf("%dk", s.rssEnd[r])
 		limit := max(float64(s.rssBeg[r])*(1+s.cfg.rssGrowth/100), float64(s.rssBeg[r]+8<<10))
 		if float64(s.rssEnd[r]) > limit {
-			grew = append(grew, fmt.Sprintf("rank %d VmRSS %dk -> %dk (allowed %.0fk)", r, s.rssBeg[r], s.rssEnd[r], limit))
+			grew = append(grew, fmt.Sprintf("rank %d RssAnon %dk -> %dk (allowed %.0fk)", r, s.rssBeg[r], s.rssEnd[r], limit))
 		}
 	}
-	line := fmt.Sprintf("msgs=%d bytes=%d lost=0 corrupted=0 duplicated=0 rss_start=%s rss_end=%s wall=%s rounds=%d",
+	line := fmt.Sprintf("msgs=%d bytes=%d lost=0 corrupted=0 duplicated=0 anon_start=%s anon_end=%s wall=%s rounds=%d",
 		msgs, bytes, strings.Join(beg, ","), strings.Join(end, ","), time.Since(s.start).Round(time.Second), s.round+1)
 	if len(grew) > 0 {
 		fail("memory grew: %s (%s)", strings.Join(grew, "; "), line)
