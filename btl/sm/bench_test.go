@@ -182,19 +182,19 @@ func (nopTB) Fatal(args ...any) { os.Exit(4) }
 // BenchmarkStream: one goroutine sends b.N n-byte messages to another
 // (rank 1 of the same job) as fast as the receiver takes them, with at most
 // a window of 64 in flight, through the fast box (box) or the FIFO alone
-// (fifo, btl_sm_fbox_max=0), or a 32 or 64 KiB box (box32k, box64k). ns/op is the time
+// (fifo, btl_sm_fbox_max=0), or a 16 or 64 KiB box (box16k, box64k). ns/op is the time
 // per message. The sender looks at the receiver's count only every 16
 // sends, so that the count's cache line does not bounce per message.
 func BenchmarkStream(b *testing.B) {
 	for _, n := range []int{8, 256, 2048, 4096} {
-		for _, mode := range []string{"box", "box32k", "box64k", "fifo"} {
+		for _, mode := range []string{"box", "box16k", "box64k", "fifo"} {
 			b.Run(mode+"/"+sizeName(n), func(b *testing.B) {
 				cfg := DefaultConfig()
 				switch mode {
 				case "fifo":
 					cfg.FboxMax = 0
-				case "box32k":
-					cfg.FboxSize = 32 << 10
+				case "box16k":
+					cfg.FboxSize = 16 << 10
 				case "box64k":
 					cfg.FboxSize = 64 << 10
 				}

@@ -125,9 +125,8 @@ func (b *boxRing) bytes(off uint64, n int) []byte {
 // boxOut is the sender's side of a box, guarded by the peer's mu.
 type boxOut struct {
 	boxRing
-	w     uint64 // bytes written
-	rd    uint64 // our last view of ctl.rd (a lower bound)
-	fence bool   // publish with a full fence (no membarrier; see sleep.go)
+	w  uint64 // bytes written
+	rd uint64 // our last view of ctl.rd (a lower bound)
 }
 
 // put appends hdr+payload as a record with pair sequence number seq, or
@@ -162,14 +161,18 @@ func (b *boxOut) put(tag btl.Tag, seq uint32, hdr, payload []byte) bool {
 	return true
 }
 
-// publish stores a header word: with release order (storeSeq), or with a
-// full fence where the receiver cannot fence for us before it sleeps.
+// publish stores a header word with a full fence (an atomic store, XCHG on
+// amd64). The sleep protocol needs it: the sender's store of the record
+// must be visible before its load of the receiver's armed flag, or a
+// receiver that arms and checks its boxes in between would sleep on a
+// record it did not see (Dekker; the FIFO path gets the fence from the
+// CAS in claim). Measured against a release store in BenchmarkStream the
+// fence cost was within the noise (~5%); the alternative, an asymmetric
+// fence by the receiver (membarrier GLOBAL_EXPEDITED before it sleeps),
+// cost 13 us per Sleep here whenever another rank ran on the other vCPU
+// (an IPI, a VM exit), which oversubscribed ranks pay on every hop.
 func (b *boxOut) publish(off, w uint64) {
-	if b.fence {
-		b.word(off).Store(w)
-	} else {
-		storeSeq(b.word(off), w)
-	}
+	b.word(off).Store(w)
 }
 
 // boxIn is the receiver's side of a box; Progress owns it (progMu), except
@@ -294,22 +297,8 @@ func (m *Module) boxAt(rank int, idx uint64) boxRing {
 }
 
 // boxReady reports whether one of our boxes has a record waiting. Called
-// by Sleep after arming; see membarrier.go for why the barrier comes first.
+// by Sleep after arming (see boxOut.publish for the pairing).
 func (m *Module) boxReady() bool {
-	if m.nBoxIn.Load() == 0 {
-		return false
-	}
-	if !m.boxFence {
-		heavyBarrier()
-	}
-	return m.boxesReady()
-}
-
-// boxesReady is boxReady without the barrier, for Sleep's checks after a
-// wait: the barrier after arming covers every record published later (its
-// sender then sees armed set), as long as armed stays set, and a wake that
-// clears it also ends the Sleep.
-func (m *Module) boxesReady() bool {
 	for _, b := range m.boxList[:m.nBoxIn.Load()] {
 		if b.ready() {
 			return true
@@ -336,8 +325,6 @@ func (m *Module) setupBox(p *peer) {
 		}
 		p.boxIdx = idx + 1
 	}
-	// Registered before the announcement, so before p may rely on it.
-	fence := m.boxFence || !registerMembarrier()
 	e, h, ok := p.claim(m.mask + 1)
 	if !ok {
 		return // the FIFO is full: announce with a later send
@@ -346,5 +333,5 @@ func (m *Module) setupBox(p *peer) {
 	b.ctl.owner.Store(uint64(m.rank) + 1) // the receiver checks it: a forged announcement names a box nobody took
 	e.setHeader(m.rank, kindBox, 0, 0, int64(p.boxIdx-1), 0)
 	m.publish(p, e, h)
-	p.out = &boxOut{boxRing: b, fence: fence}
+	p.out = &boxOut{boxRing: b}
 }

@@ -59,20 +59,21 @@
 //     N-1) boxes, 32 KiB each by default, so memory stays O(N): at 64 ranks
 //     1.87× the segment without boxes), writes its rank in the box's owner
 //     word and announces it with a kindBox slot in the peer's FIFO (the
-//     receiver refuses an announcement the owner word does not confirm). From then on messages up to a quarter of the box
-//     (hdr+payload, 8 KiB by default) are appended to that single-writer
-//     ring with plain stores and a release store of the record's header
-//     (box.go): no locked instruction, no fragment, no ack. The receiver
+//     receiver refuses an announcement the owner word does not confirm).
+//     From then on messages up to a quarter of the box (hdr+payload, 8 KiB
+//     by default) are appended to that single-writer ring with plain
+//     stores and an atomic store of the record's header, last (box.go): no
+//     CAS on a head all senders share, no fragment, no ack. The receiver
 //     polls only the boxes announced to it, 4 per Progress, round robin, up
 //     to 32 records each, and publishes its read position when it has
 //     consumed half a box or found it empty; the sender reads that position
 //     only when its cached copy says the box is full. A full box, a larger
 //     message or a non-empty pending queue uses the FIFO as before.
 //     A sleeping receiver is woken for a box record by the sender's armed
-//     check after publishing; the store-then-load on both sides is fenced
-//     by the receiver alone, with membarrier before it sleeps
-//     (membarrier.go), or by the sender (an atomic store) where the kernel
-//     refuses membarrier.
+//     check after publishing; the header's store is atomic (a full fence)
+//     so that it is visible before that load (Dekker, as the CAS does for
+//     the FIFO). A membarrier by the receiver before it sleeps instead was
+//     tried: 13 us per Sleep here when another rank runs on the other vCPU.
 //   - Box/FIFO order: sends to one peer hold that peer's in-process lock
 //     (peer.mu), which makes the box single-writer and gives every data
 //     message of the pair, once the box is announced, a pair sequence

@@ -37,7 +37,6 @@ type Module struct {
 	inlineLimit int          // payloads up to this travel in consecutive FIFO slots
 	nboxes      int          // fast boxes in each rank's region
 	boxMsgMax   int          // hdr+payload up to this travel in a fast box
-	boxFence    bool         // no membarrier: senders publish box records with a full fence, receivers do not fence
 	boxList     []*boxIn     // our boxes in use, for Sleep: entries below nBoxIn are set
 	nBoxIn      atomic.Int32 // entries of boxList in use
 
@@ -206,7 +205,6 @@ func newModule(job Job, cfg Config, log hclog.Logger, seg *mpool.Segment, layout
 	m.prog.gather = make([]byte, m.inlineLimit+btl.MaxHeader)
 	m.nboxes = cfg.Boxes(job.Size)
 	m.boxMsgMax = cfg.BoxMsgMax()
-	m.boxFence = !haveMembarrier()
 	m.boxList = make([]*boxIn, m.nboxes)
 	m.prog.boxOwner = make([]int, m.nboxes)
 	m.prog.lastChk = time.Now()

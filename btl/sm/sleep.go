@@ -63,7 +63,7 @@ func (m *Module) Sleep(d time.Duration) {
 			nap = min(nap, left)
 		}
 		futexWait(&c.wakeSeq, seq, nap)
-		if c.wakeSeq.Load() != seq || m.pendPeers.Load() > 0 || m.monitor.sleepCheck() || m.fifoReady() || m.boxesReady() {
+		if c.wakeSeq.Load() != seq || m.pendPeers.Load() > 0 || m.monitor.sleepCheck() || m.fifoReady() || m.boxReady() {
 			break
 		}
 	}
