@@ -30,7 +30,12 @@ func srun(t *testing.T, s *lab.Slurm, timeout time.Duration, args ...string) (st
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := s.Cmd(ctx, 1, "srun", args...)
+	return outputAndCode(s.Cmd(ctx, 1, "srun", args...))
+}
+
+// outputAndCode runs cmd and returns its combined output and exit code (-1
+// when it did not start or was killed by a signal).
+func outputAndCode(cmd *exec.Cmd) (string, int) {
 	out, err := cmd.CombinedOutput()
 	code := 0
 	if err != nil {

@@ -240,16 +240,7 @@ func TestLabSallocGorun(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 		defer cancel()
 		full := append([]string{"-N2", "env", "XDG_CACHE_HOME=" + cache, jobtest.Gorun(), "--mca", "btl_tcp_if_include", lab.Subnet}, args...)
-		cmd := s.Cmd(ctx, 1, "salloc", full...)
-		out, err := cmd.CombinedOutput()
-		code := 0
-		if err != nil {
-			code = -1
-			if cmd.ProcessState != nil {
-				code = cmd.ProcessState.ExitCode()
-			}
-		}
-		return string(out), code
+		return outputAndCode(s.Cmd(ctx, 1, "salloc", full...))
 	}
 	out, code := salloc("-np", "4", "--tag-output", jobtest.Example("ring"))
 	if code != 0 || !strings.Contains(out, "OK") {

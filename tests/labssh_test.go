@@ -112,16 +112,7 @@ LogLevel ERROR
 		defer cancel()
 		full := append([]string{"--mca", "plm_ssh_agent", "ssh -F " + filepath.Join(dir, "ssh_config"),
 			"--mca", "btl_tcp_if_include", lab.Subnet}, args...)
-		cmd := l.Command(ctx, 1, "env", append([]string{"XDG_CACHE_HOME=" + cache, jobtest.Gorun()}, full...)...)
-		out, err := cmd.CombinedOutput()
-		code := 0
-		if err != nil {
-			code = -1
-			if cmd.ProcessState != nil {
-				code = cmd.ProcessState.ExitCode()
-			}
-		}
-		return string(out), code
+		return outputAndCode(l.Command(ctx, 1, "env", append([]string{"XDG_CACHE_HOME=" + cache, jobtest.Gorun()}, full...)...))
 	}
 	out, code := run("-np", "4", "--host", "h1:2,h2:2", jobtest.Example("ring"))
 	if code != 0 || !strings.Contains(out, "OK") {

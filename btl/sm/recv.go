@@ -240,7 +240,7 @@ func (m *Module) reportLost() int {
 		if !p.lost.Load() || p.reported {
 			continue
 		}
-		if p.in != nil && !p.in.dead {
+		if p.in != nil {
 			n += m.pollBox(p.in, int(p.in.size))
 		}
 		p.reported = true
