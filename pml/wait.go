@@ -564,3 +564,43 @@ func (p *PML) sleep(ctx context.Context, done <-chan struct{}) {
 		wt.Watch(nil)
 	}
 }
+
+// barrierPoll is how long a Barrier polls for its messages before it
+// waits as any call does (spin count, then sleep in the transport), when
+// the rank has a core of its own. Programs time what follows a Barrier,
+// and a rank that slept costs the next milliseconds: a sleep in the
+// transport is a system call, after 20 us of which the Go runtime's
+// monitor thread takes the rank's P back and, having done so, wakes every
+// 20 us for the next millisecond and then every 40, 80 .. us up to 10 ms,
+// each wake taking a core from a polling rank. Ranks that leave Init or
+// allocate their buffers a few milliseconds apart met in a sleeping
+// Barrier, and the first size a benchmark measured after it (0 B) came out
+// at 1.3-2.8x the next one. Polling a little longer keeps the rank out of
+// the system call for these short waits.
+const barrierPoll = 20 * time.Millisecond
+
+// pollFor polls for r's completion for up to d (when the rank is not
+// oversubscribed: then waits yield, and polling ranks would take the
+// cores the others need), letting other goroutines run as any wait does.
+func (p *PML) pollFor(r *Request, d time.Duration) {
+	if p.cfg.Yield {
+		return
+	}
+	var idle idleState
+	var deadline time.Time
+	for i := 1; !r.Done() && !p.closed.Load(); i++ {
+		if p.Progress() > 0 {
+			continue
+		}
+		p.idleFor(r.awaited(), &idle)
+		if i&255 != 0 {
+			continue
+		}
+		now := time.Now()
+		if deadline.IsZero() {
+			deadline = now.Add(d)
+		} else if now.After(deadline) {
+			return
+		}
+	}
+}
