@@ -197,15 +197,46 @@ func TestSleepWokenByOtherProcess(t *testing.T) {
 	for i := 0; i < 20; i++ {
 		m.Send(1, btl.TagPMLMatch, []byte("ping"), nil, nil)
 		for got.Load() != int32(i+1) {
-			done := make(chan struct{})
-			go func() { m.Sleep(0); close(done) }()
-			select {
-			case <-done:
-			case <-time.After(20 * time.Second):
-				t.Fatal("Sleep(0) not woken by the other process's send")
+			if !sleepWoken(m, 20*time.Second) {
+				t.Fatalf("echo %d of 20: Sleep(0) not woken within 20 s by the other process's send", i+1)
 			}
 			m.Progress()
 		}
+	}
+}
+
+// sleepWoken runs m.Sleep(0) on a goroutine and reports whether something
+// else ended it within bound. If not, it ends the Sleep itself (Wake) and
+// waits for it to return before reporting false, so that a failing test's
+// cleanup never unmaps the segment under a goroutine still inside Sleep.
+// Wake ends the Sleep within one of its naps whether or not futex wake-ups
+// work: the sleeper looks at the wake sequence after every nap.
+func sleepWoken(m *Module, bound time.Duration) bool {
+	done := make(chan struct{})
+	go func() { m.Sleep(0); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(bound):
+		m.Wake()
+		<-done
+		return false
+	}
+}
+
+// TestSleepWokenGivesUp: a Sleep(0) that nothing wakes makes sleepWoken
+// report false with the sleeper returned (not armed), so the test that
+// uses it fails cleanly instead of faulting when its cleanup closes the
+// module. Before, TestSleepWokenByOtherProcess failed with the sleeper
+// still in Sleep and crashed the test binary (SIGSEGV in the unmapped
+// segment).
+func TestSleepWokenGivesUp(t *testing.T) {
+	m := newJob(t, 2, DefaultConfig())[0]
+	if sleepWoken(m, 50*time.Millisecond) {
+		t.Fatal("Sleep(0) returned with nothing sent and no Wake")
+	}
+	if m.ctl.armed.Load() != 0 {
+		t.Fatal("sleepWoken reported false with the sleeper still armed")
 	}
 }
 
