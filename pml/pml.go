@@ -91,6 +91,12 @@ type peer struct {
 // its copies and single-copy reads run with mu released (recv.go). Request
 // completion (finish) runs with or without mu. A Handle takes no lock (its
 // word is an atomic; see handle.go).
+//
+// A Progress pass holds mu across a BTL's poll once it has delivered an
+// eager message (batch delivery, recv.go): the BTL's own locks taken in
+// that poll then nest inside mu, as they do in a Send under mu, and every
+// PML entry from a poll that needs mu released (other callbacks, the
+// peer-lost handler, a failed SendDone) ends the batch first.
 type PML struct {
 	cfg   Config
 	log   hclog.Logger
@@ -120,6 +126,9 @@ type PML struct {
 	rget rgetChoice // single copy or pipeline, per message (rget.go); regs under mu
 
 	jobs []rndvJob // arrive's scratch, guarded by progMu (arrive runs in BTL callbacks)
+	// delivering: this Progress pass holds mu for the eager deliveries of
+	// the BTL it polls (recv.go, lockDelivery); guarded by progMu.
+	delivering bool
 
 	activeSends atomic.Int64 // send requests started and not finished (Finalize waits for 0)
 	nlost       atomic.Int32 // peers reported lost
@@ -218,6 +227,7 @@ func peerLost(rank int) error {
 
 // onPeerLost fails every pending operation with rank.
 func (p *PML) onPeerLost(rank int) {
+	p.endDelivery() // called from a BTL's poll, which may hold mu (recv.go)
 	if rank < 0 || rank >= len(p.peers) {
 		return
 	}

@@ -39,18 +39,49 @@ func (p *PML) onRndv(src int, data []byte) {
 	p.arrive(src, &h, true, chunk)
 }
 
+// Batch delivery. A BTL poll hands over a run of consecutive messages (a
+// fast box's records, FIFO slots), one callback each. The first arrive of
+// the run takes mu and leaves it held (p.delivering), the next ones find it
+// held, and the pass drops it when the BTL's Progress returns
+// (progressLocked): one lock round trip per poll instead of one per
+// message. Whatever must run without mu ends the batch first: a
+// rendezvous job (its copy and read), and every other entry from a poll
+// that takes mu (onAck, onFin, onFrag, onPeerLost, a failed SendDone).
+// Messages are still matched one by one in arrival order; only the lock
+// is shared. Other goroutines (Irecv, Cancel, probes) wait for mu at most
+// one poll (boxPollMsgs records of each of a few boxes, a FIFO lap).
+
+// lockDelivery takes mu for a delivery unless this pass holds it already
+// (progMu held: only a BTL callback calls it).
+func (p *PML) lockDelivery() {
+	if !p.delivering {
+		p.mu.Lock()
+		p.delivering = true
+	}
+}
+
+// endDelivery releases mu if this pass holds it for deliveries (progMu held).
+func (p *PML) endDelivery() {
+	if p.delivering {
+		p.delivering = false
+		p.mu.Unlock()
+	}
+}
+
 // arrive matches one arrived message and delivers every pair that follows.
+// It leaves mu held for the next delivery of the poll (see lockDelivery)
+// unless it has rendezvous jobs to run.
 func (p *PML) arrive(src int, h *matchHdr, rndv bool, payload []byte) {
 	if src < 0 || src >= len(p.peers) {
 		p.log.Error("fragment from an unknown rank", "from", src)
 		return
 	}
-	p.mu.Lock()
+	p.lockDelivery()
 	env := match.Envelope{Ctx: h.ctx, Src: src, Tag: int(h.tag), Seq: h.seq}
 	if err := p.eng.Check(&env); err != nil {
 		// A duplicate, stale or malformed envelope: matching it would
 		// break the order of everything after it. Drop it.
-		p.mu.Unlock()
+		p.endDelivery()
 		p.log.Error("dropping a fragment the matching engine refuses", "from", src, "error", err)
 		return
 	}
@@ -93,7 +124,10 @@ func (p *PML) arrive(src int, h *matchHdr, rndv bool, payload []byte) {
 		pairs[i] = match.Pair{}
 	}
 	p.pairs = pairs[:0]
-	p.mu.Unlock()
+	if len(jobs) == 0 {
+		return // mu stays held for the poll's next delivery
+	}
+	p.endDelivery()
 	for i := range jobs {
 		p.runRndv(&jobs[i])
 		jobs[i] = rndvJob{}
@@ -248,6 +282,7 @@ func (p *PML) sendAckLocked(dest int, sreq, rreq, from, want uint64) {
 
 // onFrag copies one rendezvous fragment into its receive.
 func (p *PML) onFrag(src int, data []byte) {
+	p.endDelivery()
 	rreq, off, payload, err := decodeFrag(data)
 	if err != nil {
 		p.log.Error("dropping a malformed fragment", "from", src, "error", err)

@@ -141,10 +141,11 @@ func (r *Request) release() {
 // SendDone implements btl.Completion: a payload copy the BTL owed is done.
 func (r *Request) SendDone(err error) {
 	if r.fast {
-		r.p.finishSend(r, err)
+		r.p.finishSend(r, err) // not tracked: takes no lock
 		return
 	}
 	if err != nil {
+		r.p.endDelivery() // called from a BTL's poll; finishSend may take mu
 		r.p.finishSend(r, err)
 		return
 	}

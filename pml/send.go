@@ -103,6 +103,7 @@ func (p *PML) sendFrags(r *Request, rreq uint64, from, to int) {
 // takeSend removes and returns the send request an answer from src names,
 // or logs why there is none (a malformed header, an unknown request).
 func (p *PML) takeSend(src int, sreq uint64, what string, decodeErr error) *Request {
+	p.endDelivery() // a BTL callback: the poll may hold mu (recv.go)
 	if decodeErr != nil {
 		p.log.Error("dropping a malformed fragment", "from", src, "error", decodeErr)
 		return nil
