@@ -2,6 +2,7 @@ package pml
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -160,5 +161,42 @@ func TestHandleClaimOnce(t *testing.T) {
 		if h.word.Load()&^(hSettled|hClaimed) != 0 && pending {
 			t.Errorf("pending=%v: word %#x after the last Wait; want no holder and no writer", pending, h.word.Load())
 		}
+	}
+}
+
+// TestHandleWaitSoleThenTimeout: a Wait that found the handle alone (the
+// one-CAS path) and ends with its context leaves the handle as it was: a
+// later Wait settles it with the message's result, and the word is left
+// with no holder and no writer.
+func TestHandleWaitSoleThenTimeout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a segment")
+	}
+	c := smComms(t)
+	var h Handle
+	buf := make([]byte, 8)
+	if err := c[1].StartIrecv(&h, buf, 0, 21); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := h.Wait(ctx); err == nil {
+		t.Fatal("Wait with a canceled context and no message returned nil")
+	}
+	if w := h.word.Load(); w != 0 {
+		t.Fatalf("word %#x after the canceled Wait; want 0", w)
+	}
+	if err := c[0].Send(pattern(8, 21), 1, 21, false); err != nil {
+		t.Fatal(err)
+	}
+	st, err := h.Wait(nil)
+	if err != nil || st.Count != 8 || !bytes.Equal(buf, pattern(8, 21)) {
+		t.Fatalf("second Wait: %+v, %v", st, err)
+	}
+	if w := h.word.Load(); w != hSettled {
+		t.Errorf("word %#x after the Wait; want settled (%#x) alone", w, hSettled)
+	}
+	if st2, err2 := h.Wait(nil); st2 != st || err2 != err {
+		t.Errorf("Wait again: %+v, %v; want %+v, %v", st2, err2, st, err)
 	}
 }
