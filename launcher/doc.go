@@ -6,8 +6,9 @@
 //
 // A job's life (Run):
 //  1. Resolve the MCA parameters once (mca.Resolve); a bad value, or values
-//     that cannot work together (a component's mca.Rule), end the run with
-//     ExitUsage before anything starts.
+//     that cannot work together (a component's mca.Rule, or a btl selection
+//     that cannot reach -np ranks: checkBTLs), end the run with ExitUsage
+//     before anything starts.
 //  2. Check the per-user directory $TMPDIR/gorun-<uid> (a real directory,
 //     ours, not writable by others), remove the session directories of
 //     launchers that are gone, and create <jobid>/ (mode 0700) holding a

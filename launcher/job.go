@@ -197,6 +197,9 @@ func (j *job) resolveParams() (*mca.Set, PLMConfig, error) {
 		return nil, PLMConfig{}, err
 	}
 	j.log = mca.LoggerTo(set, "launcher", sinkWriter{j.stderr})
+	if err := checkBTLs(set, j.o.NP); err != nil {
+		return nil, PLMConfig{}, err
+	}
 	smCfg, err := sm.Params.Config(set) // the launcher removes what btl/sm leaves in its directory
 	if err != nil {
 		return nil, PLMConfig{}, err

@@ -1,6 +1,7 @@
 package launcher
 
 import (
+	"fmt"
 	"runtime"
 	"strconv"
 	"strings"
@@ -49,4 +50,28 @@ func gomaxprocsEnv(environ []string, cfg Config, np int) string {
 		}
 	}
 	return envGOMAXPROCS + "=" + strconv.Itoa(rankGOMAXPROCS(cfg.GOMAXPROCS, np, runtime.NumCPU()))
+}
+
+// checkBTLs refuses a btl selection that cannot carry a job of np ranks,
+// before any rank runs (a *mca.RuleError: gorun exits 2), instead of
+// letting every rank fail in Init with "no BTL reaches rank R": a rank
+// reaches itself only through self, and the other ranks only through sm
+// (this machine) or tcp. A job across machines needs tcp as well; the
+// ranks' Init still reports that, since the placement is only known later.
+// The btl selector is the runtime's (the root package, which cmd/gorun
+// links); a launcher linked without it (its own tests) has none to check.
+func checkBTLs(set *mca.Set, np int) error {
+	if _, ok := set.Lookup("btl"); !ok {
+		return nil
+	}
+	const allowed = "; allowed: a selection with self and, for more than one rank, sm or tcp (e.g. self,sm,tcp, self,sm or self,tcp)"
+	switch {
+	case !set.Selected("btl", "self"):
+		return &mca.RuleError{Params: []mca.RuleParam{set.RuleParamOf("btl")},
+			Need: "a rank reaches itself only through self" + allowed}
+	case np > 1 && !set.Selected("btl", "sm") && !set.Selected("btl", "tcp"):
+		return &mca.RuleError{Params: []mca.RuleParam{set.RuleParamOf("btl"), {Name: "-np", Value: strconv.Itoa(np)}},
+			Need: fmt.Sprintf("a job of %d ranks needs sm or tcp to reach the other ranks", np) + allowed}
+	}
+	return nil
 }

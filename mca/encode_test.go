@@ -36,7 +36,7 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 	if d.getString("rndv_base_dir") != "odd ;,%+=&\x00\n\tvalue é" || d.sourceOf("rndv_base_dir") != "flag" ||
 		d.getSize("btl_sm_eager_limit") != 65536 || d.sourceOf("btl_sm_eager_limit") != "env:GORUN_MCA_btl_sm_eager_limit" ||
 		d.getInt("btl_sm_fifo_size") != 33 || d.sourceOf("btl_sm_fifo_size") != "file:"+path ||
-		d.isSelected("btl", "sm") != true || d.sourceOf("pml_base_warn") != "default" {
+		d.Selected("btl", "sm") != true || d.sourceOf("pml_base_warn") != "default" {
 		t.Errorf("decoded set differs: %s", d.Encode())
 	}
 	if d.Encode() != enc {
@@ -93,7 +93,7 @@ func TestDecodeVersionSkew(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.sourceOf("btl") != "flag" || s.isSelected("btl", "self") || s.sourceOf("btl_sm_fifo_size") != "default" ||
+	if s.sourceOf("btl") != "flag" || s.Selected("btl", "self") || s.sourceOf("btl_sm_fifo_size") != "default" ||
 		s.getInt("btl_sm_fifo_size") != 64 {
 		t.Errorf("decoded: %s", s.Encode())
 	}

@@ -20,7 +20,7 @@ func TestLoadDecodesResolved(t *testing.T) {
 	if err != nil || len(warns) != 0 {
 		t.Fatalf("Load: %v, %q", err, warns)
 	}
-	if got.isSelected("btl", "sm") || got.getString("pml_base_verbose") != "debug" || got.sourceOf("btl") != "flag" {
+	if got.Selected("btl", "sm") || got.getString("pml_base_verbose") != "debug" || got.sourceOf("btl") != "flag" {
 		t.Errorf("Load = %s", got.Encode())
 	}
 

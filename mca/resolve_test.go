@@ -102,7 +102,7 @@ func TestExcludeUnknownComponentIsAWarning(t *testing.T) {
 	if err != nil {
 		t.Fatalf("btl=^tcp: %v; want it to work", err)
 	}
-	if !s.isSelected("btl", "self") || !s.isSelected("btl", "sm") {
+	if !s.Selected("btl", "self") || !s.Selected("btl", "sm") {
 		t.Errorf("btl=^tcp must select self and sm")
 	}
 	if len(warns) != 1 || !strings.Contains(warns[0], `btl="^tcp" (from flag): excludes unknown component "tcp"`) {

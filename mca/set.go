@@ -86,8 +86,10 @@ func (s *Set) getList(name string) []string {
 // Selected reports whether component is selected by the TypeSelector
 // parameter selector: listed in an include value, or not listed in an
 // exclude value. It panics when component is not one of the selector's
-// Allowed components (a programmer error).
-func (s *Set) isSelected(selector, component string) bool {
+// Allowed components (a programmer error). Components read their own
+// selection from their Config; this is for checks that tie a selection to
+// a setting outside mca (the launcher's btl selection against -np).
+func (s *Set) Selected(selector, component string) bool {
 	sv := s.get(selector, "Selected", TypeSelector)
 	if !slices.Contains(sv.p.Allowed, component) {
 		panic(fmt.Sprintf("mca: Set.Selected(%q, %q): unknown component; known: %v", selector, component, sv.p.Allowed))
@@ -110,6 +112,18 @@ func (s *Set) selectionOf(selector string) []string {
 		}
 	}
 	return out
+}
+
+// RuleParamOf is name's value, source and file line in s, for a *RuleError
+// built outside mca: a rule between a parameter and a setting that is not
+// one (the launcher's btl selection against -np). It panics when s does
+// not hold name (a programmer error).
+func (s *Set) RuleParamOf(name string) RuleParam {
+	sv, ok := s.lookup(name)
+	if !ok {
+		panic(fmt.Sprintf("mca: Set.RuleParamOf(%q): no such parameter (not registered before the Set was built)", name))
+	}
+	return RuleParam{Name: name, Value: sv.v.raw, Source: sv.src, Line: sv.line}
 }
 
 // Source returns where name's value came from: "default", "file:PATH",

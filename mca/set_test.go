@@ -19,8 +19,8 @@ func TestGettersPanicOnMisuse(t *testing.T) {
 		{"Bool of string", func() { s.getBool("rndv_base_dir") }, "of type string"},
 		{"String of bool", func() { s.getString("pml_base_warn") }, "of type bool"},
 		{"List of selector", func() { s.getList("btl") }, "of type selector"},
-		{"Selected of list", func() { s.isSelected("launcher_base_env", "x") }, "of type list"},
-		{"Selected unknown component", func() { s.isSelected("btl", "tcp") }, `Set.Selected("btl", "tcp"): unknown component`},
+		{"Selected of list", func() { s.Selected("launcher_base_env", "x") }, "of type list"},
+		{"Selected unknown component", func() { s.Selected("btl", "tcp") }, `Set.Selected("btl", "tcp"): unknown component`},
 		{"Source of unknown", func() { s.sourceOf("nope") }, `Set.Source("nope")`},
 		{"Selection of enum", func() { s.selectionOf("btl_base_verbose") }, "of type enum"},
 	}
@@ -46,8 +46,8 @@ func TestGetters(t *testing.T) {
 		t.Errorf("getters: %v %v %v %q %q %q", s.getSize("btl_sm_eager_limit"), s.getInt("btl_sm_fifo_size"),
 			s.getBool("pml_base_warn"), s.getString("rndv_base_dir"), s.getString("btl_base_verbose"), s.getList("launcher_base_env"))
 	}
-	if s.isSelected("btl", "self") || !s.isSelected("btl", "sm") {
-		t.Errorf("btl=sm: self %v sm %v", s.isSelected("btl", "self"), s.isSelected("btl", "sm"))
+	if s.Selected("btl", "self") || !s.Selected("btl", "sm") {
+		t.Errorf("btl=sm: self %v sm %v", s.Selected("btl", "self"), s.Selected("btl", "sm"))
 	}
 	// List returns a copy.
 	s.getList("launcher_base_env")[0] = "changed"
@@ -77,8 +77,8 @@ func TestSelection(t *testing.T) {
 			t.Errorf("fw=%q: Selection = %q; want %q", tt.in, got, tt.want)
 		}
 		for _, c := range []string{"a", "b", "c"} {
-			if s.isSelected("fw", c) != slices.Contains(tt.want, c) {
-				t.Errorf("fw=%q: Selected(%q) = %v", tt.in, c, s.isSelected("fw", c))
+			if s.Selected("fw", c) != slices.Contains(tt.want, c) {
+				t.Errorf("fw=%q: Selected(%q) = %v", tt.in, c, s.Selected("fw", c))
 			}
 		}
 	}

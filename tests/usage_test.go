@@ -107,6 +107,60 @@ func TestImpossibleMCACombination(t *testing.T) {
 	}
 }
 
+// TestBTLSelectionRefused: a btl selection that cannot carry the job is
+// refused by gorun before any rank starts (exit 2), naming btl with its
+// value and source, -np where it matters, and what is allowed; before,
+// every rank failed in Init ("no BTL reaches rank R", exit 1). The same
+// selections with one rank, or with sm or tcp, run.
+func TestBTLSelectionRefused(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		np   string
+		btl  []string // --mca btl VALUE, or nil
+		env  []string
+		want []string // in the error line; nil: the job runs
+	}{
+		{"self, 2 ranks", "2", []string{"self"}, nil,
+			[]string{`btl="self" (from flag)`, `-np="2"`, "cannot work together", "needs sm or tcp", "allowed: "}},
+		{"all but sm and tcp from env, 3 ranks", "3", nil, []string{"GORUN_MCA_btl=^sm,tcp"},
+			[]string{`btl="^sm,tcp" (from env:GORUN_MCA_btl)`, `-np="3"`, "needs sm or tcp"}},
+		{"no self", "2", []string{"sm,tcp"}, nil,
+			[]string{`btl="sm,tcp" (from flag)`, "reaches itself only through self", "allowed: "}},
+		{"self, 1 rank", "1", []string{"self"}, nil, nil},
+		{"self and tcp, 2 ranks", "2", []string{"self,tcp"}, nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			markers := t.TempDir()
+			args := []string{"-np", tt.np}
+			if tt.btl != nil {
+				args = append(args, "--mca", "btl", tt.btl[0])
+			}
+			r := jobtest.Job{Args: append(args, actor(), "marker", markers), Env: tt.env}.Run(t)
+			m, _ := os.ReadDir(markers)
+			if tt.want == nil {
+				if n, _ := strconv.Atoi(tt.np); r.Code != 0 || len(m) != n {
+					t.Errorf("exit %d, %d markers, stderr %q; want 0 and %s", r.Code, len(m), r.Stderr, tt.np)
+				}
+				return
+			}
+			if r.Code != 2 || len(m) != 0 {
+				t.Errorf("exit %d, ranks ran: %v; want 2 and none", r.Code, m)
+			}
+			if strings.Count(r.Stderr, "\n") != 1 {
+				t.Errorf("stderr %q; want one line", r.Stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(r.Stderr, w) {
+					t.Errorf("stderr %q lacks %q", r.Stderr, w)
+				}
+			}
+		})
+	}
+}
+
 // TestErrorsQuoteLittle: huge input (a 10 MB line in the parameter file, a
 // 100 KB value in the environment or on the command line) is cut in gorun's
 // error message, never echoed whole; the job still stops with exit 2.
