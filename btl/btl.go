@@ -6,8 +6,9 @@
 // Init from the resolved MCA parameters, selected by the `btl` selector
 // parameter. The PML registers one receive callback per Tag, then calls Send
 // and Progress until Close. Optional capabilities are separate interfaces
-// the PML looks for: Sleeper and Watcher (how a rank waits for work) and
-// Flusher (whether sends are still queued).
+// the PML looks for: Sleeper and Watcher (how a rank waits for work),
+// Flusher (whether sends are still queued) and Progressor (how long a rank
+// may go without Progress).
 //
 // Ownership rules (the part every implementation must honour):
 //   - Send copies hdr before it returns, always.
@@ -166,4 +167,17 @@ type Flusher interface {
 	// taken has been handed over to peer (sends accepted later do not
 	// count), or never will be because peer is lost.
 	Flushed(peer int, mark uint64) bool
+}
+
+// Progressor is a module whose peers suffer when its rank goes too long
+// without calling Progress, even though the rank is alive: a TCP receiver
+// that does not read lets its socket's receive window close, and the
+// sender's TCP_USER_TIMEOUT (btl_tcp_timeout) then ends the connection to
+// a peer that is only busy computing. ProgressWithin returns the longest
+// the module may go unpolled; the PML then also polls from a goroutine of
+// its own at that interval (Open MPI's answer is an optional progress
+// thread), so a rank in a long computation between MPI calls still drains
+// its sockets and moves its queued sends.
+type Progressor interface {
+	ProgressWithin() time.Duration
 }

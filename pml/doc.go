@@ -76,5 +76,8 @@
 // chosen by capability (btl.Sleeper, btl.Watcher: sm's futex, a socket
 // poller, or the PML's own channel when no BTL sleeps), while the others
 // block on Go channels until their request completes or the sleeper role
-// frees.
+// frees. Progress also runs without any call from the program when a BTL
+// cannot wait for one (btl.Progressor: tcp, whose peers' connections end
+// when this rank's receive windows stay shut past btl_tcp_timeout): one
+// goroutine polls at the interval it asks for (background.go).
 package pml

@@ -146,6 +146,8 @@ type PML struct {
 
 	cid  cidAlloc                   // context id allocation (comm.go)
 	hook atomic.Pointer[func() int] // run by Progress (SetProgressHook)
+
+	bgStop, bgDone chan struct{} // the background poller (background.go); nil when none runs
 }
 
 // New builds the PML over cfg.Modules and registers its BTL callbacks.
@@ -213,6 +215,7 @@ func New(cfg Config) (*PML, error) {
 		m.Register(btl.TagPMLCtl, p.onCtl)
 		m.OnPeerLost(p.onPeerLost)
 	}
+	p.startBackground()
 	return p, nil
 }
 
@@ -306,6 +309,7 @@ func (p *PML) Close() error {
 		return nil
 	}
 	p.wait.wake() // a sleeper sees closed and gives the role up
+	p.stopBackground()
 	p.progMu.Lock()
 	defer p.progMu.Unlock()
 	var all []error

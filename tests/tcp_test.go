@@ -54,6 +54,20 @@ func TestPeerLostReceiveOverTCP(t *testing.T) {
 	}
 }
 
+// A rank that computes for three times btl_tcp_timeout between MPI calls,
+// while a 64 MiB message streams to its posted receive, is busy, not lost:
+// its socket's window stays shut meanwhile and the sender's
+// TCP_USER_TIMEOUT would end the connection, unless the rank keeps reading
+// (the PML's background progress for btl.Progressor modules).
+func TestBusyReceiverOverTCP(t *testing.T) {
+	args := []string{"-np", "2", "--timeout", "120s", "--mca", "btl", "self,tcp", "--mca", "btl_tcp_timeout", "2",
+		jobtest.Prog("p2p"), "busy"}
+	r := jobtest.Run(t, args...)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "busy ok") {
+		t.Fatalf("gorun %v: exit %d\nstdout:\n%s\nstderr:\n%s", args, r.Code, r.Stdout, r.Stderr)
+	}
+}
+
 // The ring example over TCP (the done-when command).
 func TestRingOverTCP(t *testing.T) {
 	r := jobtest.Run(t, "-np", "4", "--timeout", "60s", "--mca", "btl", "self,tcp", jobtest.Example("ring"))

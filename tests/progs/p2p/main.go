@@ -38,6 +38,7 @@ func main() {
 		"order": order, "wildcard": wildcard, "probe": probe, "trunc": trunc, "ssend": ssend,
 		"cancel": cancel, "dup": dup, "goroutines": goroutines, "flood": flood, "alltoall": alltoall,
 		"peerlost": peerlost, "args": args, "finalize": finalize, "finalizesends": finalizeSends,
+		"busy": busy,
 	})
 	f()
 	if mode != "finalize" && mode != "finalizesends" {
@@ -407,6 +408,49 @@ func peerlost() {
 		}
 		fmt.Println("peerlost ok")
 		os.Exit(0)
+	}
+}
+
+// busy: a receiver that computes for busyFor between MPI calls while a
+// 64 MiB message streams to its posted receive and small messages queue
+// up behind it. Over TCP its socket's window stays shut meanwhile: the job
+// must still succeed when busyFor is several times btl_tcp_timeout (a rank
+// that is busy, not gone, is no lost peer).
+func busy() {
+	const busyFor, bigN, smallN = 6 * time.Second, 64 << 20, 200
+	switch world.Rank() {
+	case 0:
+		reqs := []*gorun.Request{}
+		r, err := world.Isend(pattern(bigN, 0, 0), 1, 3)
+		rankprog.Check(err, "Isend")
+		reqs = append(reqs, r)
+		for i := 0; i < smallN; i++ {
+			r, err := world.Isend(pattern(4096, 0, i), 1, 4)
+			rankprog.Check(err, "Isend")
+			reqs = append(reqs, r)
+		}
+		rankprog.Check(world.Barrier(), "Barrier")
+		_, err = gorun.WaitAll(reqs...)
+		rankprog.Check(err, "WaitAll")
+	case 1:
+		big := make([]byte, bigN)
+		r, err := world.Irecv(big, 0, 3)
+		rankprog.Check(err, "Irecv")
+		rankprog.Check(world.Barrier(), "Barrier")
+		time.Sleep(busyFor) // the computation: no MPI call
+		_, err = r.Wait()
+		rankprog.Check(err, "Wait")
+		if !bytes.Equal(big, pattern(bigN, 0, 0)) {
+			rankprog.Fail("the 64 MiB message arrived corrupted")
+		}
+		buf := make([]byte, 4096)
+		for i := 0; i < smallN; i++ {
+			_, err := world.Recv(buf, 0, 4)
+			rankprog.Check(err, "Recv")
+			if !bytes.Equal(buf, pattern(4096, 0, i)) {
+				rankprog.Fail("small message %d arrived corrupted", i)
+			}
+		}
 	}
 }
 
