@@ -212,13 +212,13 @@ func TestParseBoxHeader(t *testing.T) {
 		ok   bool
 		want boxRecord
 	}{
-		{"data", boxHeader(boxKindData, 7, 100, 3), 0, true, boxRecord{kind: boxKindData, tag: 3, seq: 7, n: 100, size: 128}},
-		{"empty data", boxHeader(boxKindData, 1, 0, 0), 992, true, boxRecord{kind: boxKindData, seq: 1, size: 32}},
-		{"largest", boxHeader(boxKindData, 1, max, 0), 0, true, boxRecord{kind: boxKindData, seq: 1, n: max, size: 288}},
+		{"data", boxHeader(boxKindData, 7, 100, 3), 0, true, boxRecord{boxID: boxID{kind: boxKindData, tag: 3, seq: 7}, n: 100, size: 128}},
+		{"empty data", boxHeader(boxKindData, 1, 0, 0), 992, true, boxRecord{boxID: boxID{kind: boxKindData, seq: 1}, size: 32}},
+		{"largest", boxHeader(boxKindData, 1, max, 0), 0, true, boxRecord{boxID: boxID{kind: boxKindData, seq: 1}, n: max, size: 288}},
 		{"too long", boxHeader(boxKindData, 1, max+1, 0), 0, false, boxRecord{}},
 		{"past the end", boxHeader(boxKindData, 1, 32, 0), 992, false, boxRecord{}},
 		{"bad tag", boxHeader(boxKindData, 1, 1, btl.NumTags), 0, false, boxRecord{}},
-		{"wrap", boxHeader(boxKindWrap, 0, 0, 0), 992, true, boxRecord{kind: boxKindWrap, size: 32}},
+		{"wrap", boxHeader(boxKindWrap, 0, 0, 0), 992, true, boxRecord{boxID: boxID{kind: boxKindWrap}, size: 32}},
 		{"wrap at 0", boxHeader(boxKindWrap, 0, 0, 0), 0, false, boxRecord{}},
 		{"wrap with data", boxHeader(boxKindWrap, 1, 0, 0), 8, false, boxRecord{}},
 		{"unknown kind", boxHeader(9, 1, 1, 1), 0, false, boxRecord{}},
