@@ -81,6 +81,10 @@ func TestImpossibleMCACombination(t *testing.T) {
 			[]string{`btl_sm_fifo_size="100" (from env:GORUN_MCA_btl_sm_fifo_size)`, "power of two"}},
 		{"free list start above max", []string{"btl_sm_free_list_num", "16"}, []string{"GORUN_MCA_btl_sm_free_list_max=8"},
 			[]string{`btl_sm_free_list_num="16" (from flag)`, `btl_sm_free_list_max="8" (from env:GORUN_MCA_btl_sm_free_list_max)`}},
+		{"inline limit above what a quarter of the FIFO carries", []string{"btl_sm_inline_limit", "8k"}, nil,
+			[]string{`btl_sm_inline_limit="8k" (from flag)`, `btl_sm_fifo_size="256" (from default)`, "allowed: btl_sm_inline_limit 0..7592"}},
+		{"inline limit with a small FIFO", []string{"btl_sm_fifo_size", "16"}, []string{"GORUN_MCA_btl_sm_fifo_lazy_free=8"},
+			[]string{`btl_sm_inline_limit="512" (from default)`, `btl_sm_fifo_size="16" (from flag)`, "allowed: btl_sm_inline_limit 0..392"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

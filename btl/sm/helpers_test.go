@@ -75,6 +75,7 @@ func newPair(t *testing.T) (a, b btl.Module, ar, br int) {
 func smallConfig() Config {
 	c := DefaultConfig()
 	c.FIFOSize, c.LazyFree = 4, 2
+	c.InlineLimit = c.maxInlineLimit() // the most this FIFO allows
 	c.FreeListNum, c.FreeListMax, c.FreeListInc = 1, 2, 1
 	return c
 }

@@ -201,7 +201,7 @@ func newModule(job Job, cfg Config, log hclog.Logger, seg *mpool.Segment, layout
 	m.eager = newFragPool(self.region.Eager, cfg.EagerFragSize(), cfg.FreeListNum, cfg.FreeListMax, cfg.FreeListInc)
 	m.maxFrags = newFragPool(self.region.Max, cfg.MaxFragSize(), cfg.FreeListNum, cfg.FreeListMax, cfg.FreeListInc)
 	m.prog.ackPeers = make([]int, 0, job.Size)
-	m.inlineLimit = cfg.EffectiveInlineLimit()
+	m.inlineLimit = cfg.InlineLimit
 	m.prog.gather = make([]byte, m.inlineLimit+btl.MaxHeader)
 	m.nboxes = cfg.Boxes(job.Size)
 	m.boxMsgMax = cfg.BoxMsgMax()

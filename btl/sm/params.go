@@ -1,6 +1,7 @@
 package sm
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/gorun-mpi/gorun/btl"
@@ -38,7 +39,7 @@ var Params = mca.Declare("btl_sm", []mca.Field[Config]{
 	mca.Size("btl_sm_max_send_size", "32k", 1<<10, 16<<20, func(c *Config) *int { return &c.MaxSendSize },
 		"largest payload of one fragment; larger messages travel in pieces of this size"),
 	mca.Size("btl_sm_inline_limit", "512", 0, 1<<20, func(c *Config) *int { return &c.InlineLimit },
-		"largest payload sent inline across consecutive FIFO slots (no fragment, no ack); capped so that a message takes at most a quarter of btl_sm_fifo_size"),
+		"largest payload sent inline across consecutive FIFO slots (no fragment, no ack); at most what a quarter of the FIFO's slots carry: 30 × btl_sm_fifo_size − 88 bytes (32 below 8 slots)"),
 	mca.Int("btl_sm_fifo_size", "256", 2, 1<<20, func(c *Config) *int { return &c.FIFOSize },
 		"slots in each rank's receive FIFO; a power of two"),
 	mca.Int("btl_sm_free_list_num", "8", 1, 1<<16, func(c *Config) *int { return &c.FreeListNum },
@@ -74,6 +75,12 @@ var Params = mca.Declare("btl_sm", []mca.Field[Config]{
 		}
 		return ""
 	}},
+	mca.Rule[Config]{Names: []string{"btl_sm_inline_limit", "btl_sm_fifo_size"}, Check: func(c *Config) string {
+		if most := c.maxInlineLimit(); c.InlineLimit > most {
+			return fmt.Sprintf("an inline message takes at most a quarter of the FIFO's slots; allowed: btl_sm_inline_limit 0..%d with btl_sm_fifo_size=%d", most, c.FIFOSize)
+		}
+		return ""
+	}},
 	mca.Rule[Config]{Names: []string{"btl_sm_fifo_lazy_free", "btl_sm_fifo_size"}, Check: func(c *Config) string {
 		if c.LazyFree > c.FIFOSize/2 {
 			return "a receiver releases at most half of its FIFO at once"
@@ -105,12 +112,10 @@ func ConfigFrom(p *mca.Set) (Config, error) { return Params.Config(p) }
 // declarations: each parameter's range and the rules between them.
 func (c *Config) Validate() error { return Params.Validate(c) }
 
-// EffectiveInlineLimit is btl_sm_inline_limit capped so that one message
-// takes at most a quarter of the FIFO (larger payloads use a fragment).
-func (c *Config) EffectiveInlineLimit() int { return min(c.InlineLimit, c.maxInlineLimit()) }
-
-// maxInlineLimit is the largest inline payload FIFOSize allows: what a
-// quarter of the FIFO (at least one slot) carries, less the largest header.
+// maxInlineLimit is the largest btl_sm_inline_limit FIFOSize allows (a
+// rule refuses more; it used to be capped silently): what a quarter of the
+// FIFO (at least one slot) carries, less the largest header, so that one
+// message never takes more than a quarter of the FIFO.
 func (c *Config) maxInlineLimit() int {
 	k := c.FIFOSize / 4
 	if k < 2 {

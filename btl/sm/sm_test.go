@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -136,6 +138,7 @@ func TestEagerLimitPayloadOnly(t *testing.T) {
 func TestFullFIFOPendingKeepsOrder(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.FIFOSize, cfg.LazyFree = 8, 4
+	cfg.InlineLimit = cfg.maxInlineLimit() // the most this FIFO allows
 	m := newJob(t, 2, cfg)
 	a, b := m[0], m[1]
 	var got []uint64
@@ -252,7 +255,8 @@ func TestBadOffsetRejected(t *testing.T) {
 func TestManyWriters(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.FIFOSize, cfg.LazyFree = 16, 4
-	cfg.FboxMax = 0 // this test is about the FIFO's many writers: no fast boxes
+	cfg.FboxMax = 0                        // this test is about the FIFO's many writers: no fast boxes
+	cfg.InlineLimit = cfg.maxInlineLimit() // the most this FIFO allows
 	const ranks, goroutines, each = 3, 3, 400
 	m := newJob(t, ranks+1, cfg)
 	recv := m[0]
@@ -469,8 +473,9 @@ func TestPeerRunning(t *testing.T) {
 func TestInlineMultiSlot(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.FIFOSize, cfg.LazyFree = 16, 4
-	if got, want := cfg.EffectiveInlineLimit(), inlineMax+3*contBytes-btl.MaxHeader; got != want {
-		t.Fatalf("EffectiveInlineLimit with 16 slots = %d; want %d", got, want)
+	cfg.InlineLimit = cfg.maxInlineLimit()
+	if want := inlineMax + 3*contBytes - btl.MaxHeader; cfg.InlineLimit != want {
+		t.Fatalf("the inline limit of 16 slots is %d; want %d", cfg.InlineLimit, want)
 	}
 	m := newJob(t, 2, cfg)
 	a, b := m[0], m[1]
@@ -514,20 +519,44 @@ func TestInlineMultiSlot(t *testing.T) {
 	}
 }
 
-func TestEffectiveInlineLimit(t *testing.T) {
-	tests := []struct{ fifo, limit, want int }{
-		{256, 1024, 1024}, // fits in 64 slots
-		{256, 1 << 20, inlineMax + 63*contBytes - 64}, // capped at a quarter of the FIFO
-		{16, 1024, inlineMax + 3*contBytes - 64},      // 4 slots
-		{4, 1024, inlineMax - 64},                     // one slot: single-slot messages only
-		{2, 0, 0},                                     // off
-		{256, 0, 0},                                   // off
+// TestInlineLimitRule: btl_sm_inline_limit is at most what a quarter of
+// the FIFO carries (30 × slots − 88 bytes; one slot's 32 below 8 slots);
+// more is refused, naming both parameters and the allowed range, instead
+// of being capped as it was.
+func TestInlineLimitRule(t *testing.T) {
+	tests := []struct {
+		fifo, limit int
+		most        int // the allowed maximum
+	}{
+		{256, 1024, 7592},
+		{256, 7592, 7592},
+		{256, 7593, 7592},
+		{256, 1 << 20, 7592},
+		{16, 392, 392}, // 4 slots
+		{16, 1024, 392},
+		{8, 152, 152}, // 2 slots
+		{4, 32, 32},   // one slot: single-slot messages only
+		{4, 33, 32},
+		{2, 0, 32}, // off
+		{256, 0, 7592},
 	}
 	for _, tt := range tests {
 		c := DefaultConfig()
-		c.FIFOSize, c.InlineLimit = tt.fifo, tt.limit
-		if got := c.EffectiveInlineLimit(); got != tt.want {
-			t.Errorf("fifo %d, limit %d: %d; want %d", tt.fifo, tt.limit, got, tt.want)
+		c.FIFOSize, c.InlineLimit, c.LazyFree = tt.fifo, tt.limit, max(1, tt.fifo/2)
+		if got := c.maxInlineLimit(); got != tt.most || (tt.fifo >= 8 && got != 30*tt.fifo-88) {
+			t.Errorf("fifo %d: maxInlineLimit %d; want %d", tt.fifo, got, tt.most)
+		}
+		err := c.Validate()
+		if tt.limit <= tt.most {
+			if err != nil {
+				t.Errorf("fifo %d, limit %d: %v; want it accepted", tt.fifo, tt.limit, err)
+			}
+			continue
+		}
+		want := fmt.Sprintf(" and btl_sm_fifo_size=%q cannot work together: an inline message takes at most a quarter of the FIFO's slots; allowed: btl_sm_inline_limit 0..%d with btl_sm_fifo_size=%d",
+			strconv.Itoa(tt.fifo), tt.most, tt.fifo)
+		if err == nil || !strings.Contains(err.Error(), "btl_sm_inline_limit=") || !strings.Contains(err.Error(), want) {
+			t.Errorf("fifo %d, limit %d: %v; want an error containing %q", tt.fifo, tt.limit, err, want)
 		}
 	}
 }
@@ -538,6 +567,7 @@ func TestEffectiveInlineLimit(t *testing.T) {
 func TestFlushedByMark(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.FIFOSize, cfg.LazyFree = 8, 4
+	cfg.InlineLimit = cfg.maxInlineLimit() // the most this FIFO allows
 	m := newJob(t, 2, cfg)
 	a, b := m[0], m[1]
 	var got atomic.Int32
