@@ -2,10 +2,12 @@ package gorun
 
 import (
 	"fmt"
+	"reflect"
 	"sync"
 	"unsafe"
 
 	"github.com/gorun-mpi/gorun/coll"
+	"github.com/gorun-mpi/gorun/coll/add"
 	"github.com/gorun-mpi/gorun/pml"
 )
 
@@ -95,11 +97,35 @@ func reducer[T Scalar](call string, op Op[T]) (red coll.ReduceFunc, ordered bool
 		op(unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(acc))), len(acc)/size),
 			unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(in))), len(in)/size))
 	}
+	if f := add.For(addKind[T]()); info.sum && f != nil {
+		red = coll.ReduceFunc(f)
+	}
 	if info.builtin {
 		info.red = red
 		setInfo(pc, info)
 	}
 	return red, !info.builtin, nil
+}
+
+// addKind names T for package add: "f32", "f64", "i32", "i64" (complex
+// numbers by their parts), or "" for the rest.
+func addKind[T Scalar]() string {
+	switch k := reflect.TypeFor[T]().Kind(); k {
+	case reflect.Float32, reflect.Complex64:
+		return "f32"
+	case reflect.Float64, reflect.Complex128:
+		return "f64"
+	case reflect.Int32, reflect.Uint32:
+		return "i32"
+	case reflect.Int64, reflect.Uint64:
+		return "i64"
+	case reflect.Int, reflect.Uint, reflect.Uintptr:
+		if unsafe.Sizeof(uintptr(0)) == 8 {
+			return "i64"
+		}
+		return "i32"
+	}
+	return ""
 }
 
 // Barrier returns once every rank of c has called it.

@@ -129,8 +129,8 @@ func truth[T Integer](b bool) T {
 // reduction, made once (nil until then, and for user ops: a closure's code
 // pointer is shared by closures over different state).
 type opInfo struct {
-	builtin, logical bool
-	red              coll.ReduceFunc
+	builtin, logical, sum bool
+	red                   coll.ReduceFunc
 }
 
 // opInfos caches opInfo by code pointer (a map under a lock: a sync.Map
@@ -171,6 +171,7 @@ func infoOf(fn any) (opInfo, uintptr) {
 				if strings.HasPrefix(rest, o+"[") {
 					in.builtin = true
 					in.logical = o[0] == 'L'
+					in.sum = o == "Sum"
 				}
 			}
 		}

@@ -1,0 +1,167 @@
+#include "textflag.h"
+
+// SSE2 element-wise adds, 64 bytes per step, then one element at a time.
+
+// func f32(acc, in *byte, n int)
+TEXT ·f32(SB), NOSPLIT, $0-24
+	MOVQ	acc+0(FP), DI
+	MOVQ	in+8(FP), SI
+	MOVQ	n+16(FP), CX
+f32big:
+	CMPQ	CX, $64
+	JB	f32tail
+	MOVOU	0(DI), X0
+	MOVOU	16(DI), X1
+	MOVOU	32(DI), X2
+	MOVOU	48(DI), X3
+	MOVOU	0(SI), X4
+	MOVOU	16(SI), X5
+	MOVOU	32(SI), X6
+	MOVOU	48(SI), X7
+	ADDPS	X4, X0
+	ADDPS	X5, X1
+	ADDPS	X6, X2
+	ADDPS	X7, X3
+	MOVOU	X0, 0(DI)
+	MOVOU	X1, 16(DI)
+	MOVOU	X2, 32(DI)
+	MOVOU	X3, 48(DI)
+	ADDQ	$64, DI
+	ADDQ	$64, SI
+	SUBQ	$64, CX
+	JMP	f32big
+f32tail:
+	CMPQ	CX, $4
+	JB	f32done
+	MOVSS	(DI), X0
+	MOVSS	(SI), X1
+	ADDSS	X1, X0
+	MOVSS	X0, (DI)
+	ADDQ	$4, DI
+	ADDQ	$4, SI
+	SUBQ	$4, CX
+	JMP	f32tail
+f32done:
+	RET
+
+// func f64(acc, in *byte, n int)
+TEXT ·f64(SB), NOSPLIT, $0-24
+	MOVQ	acc+0(FP), DI
+	MOVQ	in+8(FP), SI
+	MOVQ	n+16(FP), CX
+f64big:
+	CMPQ	CX, $64
+	JB	f64tail
+	MOVOU	0(DI), X0
+	MOVOU	16(DI), X1
+	MOVOU	32(DI), X2
+	MOVOU	48(DI), X3
+	MOVOU	0(SI), X4
+	MOVOU	16(SI), X5
+	MOVOU	32(SI), X6
+	MOVOU	48(SI), X7
+	ADDPD	X4, X0
+	ADDPD	X5, X1
+	ADDPD	X6, X2
+	ADDPD	X7, X3
+	MOVOU	X0, 0(DI)
+	MOVOU	X1, 16(DI)
+	MOVOU	X2, 32(DI)
+	MOVOU	X3, 48(DI)
+	ADDQ	$64, DI
+	ADDQ	$64, SI
+	SUBQ	$64, CX
+	JMP	f64big
+f64tail:
+	CMPQ	CX, $8
+	JB	f64done
+	MOVSD	(DI), X0
+	MOVSD	(SI), X1
+	ADDSD	X1, X0
+	MOVSD	X0, (DI)
+	ADDQ	$8, DI
+	ADDQ	$8, SI
+	SUBQ	$8, CX
+	JMP	f64tail
+f64done:
+	RET
+
+// func i32(acc, in *byte, n int)
+TEXT ·i32(SB), NOSPLIT, $0-24
+	MOVQ	acc+0(FP), DI
+	MOVQ	in+8(FP), SI
+	MOVQ	n+16(FP), CX
+i32big:
+	CMPQ	CX, $64
+	JB	i32tail
+	MOVOU	0(DI), X0
+	MOVOU	16(DI), X1
+	MOVOU	32(DI), X2
+	MOVOU	48(DI), X3
+	MOVOU	0(SI), X4
+	MOVOU	16(SI), X5
+	MOVOU	32(SI), X6
+	MOVOU	48(SI), X7
+	PADDL	X4, X0
+	PADDL	X5, X1
+	PADDL	X6, X2
+	PADDL	X7, X3
+	MOVOU	X0, 0(DI)
+	MOVOU	X1, 16(DI)
+	MOVOU	X2, 32(DI)
+	MOVOU	X3, 48(DI)
+	ADDQ	$64, DI
+	ADDQ	$64, SI
+	SUBQ	$64, CX
+	JMP	i32big
+i32tail:
+	CMPQ	CX, $4
+	JB	i32done
+	MOVL	(SI), AX
+	ADDL	AX, (DI)
+	ADDQ	$4, DI
+	ADDQ	$4, SI
+	SUBQ	$4, CX
+	JMP	i32tail
+i32done:
+	RET
+
+// func i64(acc, in *byte, n int)
+TEXT ·i64(SB), NOSPLIT, $0-24
+	MOVQ	acc+0(FP), DI
+	MOVQ	in+8(FP), SI
+	MOVQ	n+16(FP), CX
+i64big:
+	CMPQ	CX, $64
+	JB	i64tail
+	MOVOU	0(DI), X0
+	MOVOU	16(DI), X1
+	MOVOU	32(DI), X2
+	MOVOU	48(DI), X3
+	MOVOU	0(SI), X4
+	MOVOU	16(SI), X5
+	MOVOU	32(SI), X6
+	MOVOU	48(SI), X7
+	PADDQ	X4, X0
+	PADDQ	X5, X1
+	PADDQ	X6, X2
+	PADDQ	X7, X3
+	MOVOU	X0, 0(DI)
+	MOVOU	X1, 16(DI)
+	MOVOU	X2, 32(DI)
+	MOVOU	X3, 48(DI)
+	ADDQ	$64, DI
+	ADDQ	$64, SI
+	SUBQ	$64, CX
+	JMP	i64big
+i64tail:
+	CMPQ	CX, $8
+	JB	i64done
+	MOVQ	(SI), AX
+	ADDQ	AX, (DI)
+	ADDQ	$8, DI
+	ADDQ	$8, SI
+	SUBQ	$8, CX
+	JMP	i64tail
+i64done:
+	RET
