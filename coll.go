@@ -418,6 +418,9 @@ func iallgather[T Scalar](c *Comm, send, recv []T, block bool) (*Request, error)
 		copy(recv[me*count:], send)
 	}
 	e := elemSize[T]()
+	if t := c.shmTeamIf(block, count*e); t != nil {
+		return nil, fatalCheck(t.Allgather(asBytes(recv)))
+	}
 	s := sched(coll.Key{Coll: coll.KAllgather, N: n, R: me, Count: count, Elem: e},
 		func(cfg coll.Config) coll.Schedule { return cfg.AllgatherSchedule(n, me, count, e) })
 	return c.launch(block, s, e, nil, asBytes(recv), nil)
@@ -451,6 +454,9 @@ func ialltoall[T Scalar](c *Comm, send, recv []T, block bool) (*Request, error) 
 		return nil, lenErr("Alltoall", "recv", len(recv), len(in))
 	}
 	e, count, inPlace := elemSize[T](), len(in)/n, send == nil
+	if t := c.shmTeamIf(block, n*count*e); t != nil {
+		return nil, fatalCheck(t.Alltoall(asBytes(in), asBytes(recv)))
+	}
 	s := sched(coll.Key{Coll: coll.KAlltoall, N: n, R: me, Count: count, Elem: e, Flag: inPlace},
 		func(cfg coll.Config) coll.Schedule { return cfg.AlltoallSchedule(n, me, count, e, inPlace) })
 	return c.launch(block, s, e, asBytes(send), asBytes(recv), nil)

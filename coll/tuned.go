@@ -20,8 +20,10 @@ package coll
 //	the v-variants: linear, at most maxOutstanding requests posted at
 //	once; Scan, Exscan: recursive doubling
 //
-// The small blocking Barrier, Bcast, Reduce and Allreduce of a
-// communicator on one machine do not come here: coll/shm runs them.
+// The small blocking Barrier, Bcast, Reduce, Allreduce, Allgather and
+// Alltoall of a communicator on one machine do not come here: coll/shm runs
+// them (up to coll_sm_max_size bytes per rank; Alltoall: all of a rank's
+// blocks together).
 
 // Barrier returns the barrier schedule.
 func (c Config) BarrierSchedule(n, r int) Schedule { return BarrierDissemination(n, r) }

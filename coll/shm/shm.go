@@ -22,7 +22,10 @@
 // >= s proves done[j] >= s-1. Every store is a Go atomic (sequentially
 // consistent), so a payload written before arrive is seen by whoever sees
 // arrive. Allreduce combines cell 0, 1, ..., n-1 in rank order on every
-// rank: every rank computes the same bits, for any op.
+// rank: every rank computes the same bits, for any op. Allgather and
+// Alltoall copy their blocks out of every cell once all have arrived. The
+// Barrier is flat, or right after a Bcast (with Hooks.Lead) goes through
+// the Bcast's root, so that it leaves first (leadBarrier).
 //
 // Waiting polls the numbers it waits for, and the PML's progress now and
 // then so that point-to-point traffic keeps moving; oversubscribed it
@@ -65,6 +68,7 @@ type Hooks struct {
 	Check    func() error  // is the communicator still usable (nil: always)
 	Yield    bool          // oversubscribed: yield the core between polls
 	Spin     time.Duration // how long a wait polls before it sleeps (0: SpinDefault)
+	Lead     bool          // a Barrier after a Bcast goes through its root (see leadBarrier)
 }
 
 // yieldAfter is how many idle polls a wait makes before it yields the core
@@ -90,6 +94,7 @@ type Team struct {
 	seq   uint64 // the last operation started
 	safe  uint64 // every rank's done is known to be >= safe
 	hooks Hooks
+	lead  int   // the root of the last operation if it was a Bcast, else -1
 	err   error // a failed wait leaves the team unusable
 }
 
@@ -137,7 +142,7 @@ func Open(path string, n, me, slot int, h Hooks) (*Team, error) {
 	if h.Spin <= 0 {
 		h.Spin = SpinDefault
 	}
-	return &Team{n: n, me: me, slot: slot, cell: cellSize(slot), mem: mem, hooks: h}, nil
+	return &Team{n: n, me: me, slot: slot, cell: cellSize(slot), mem: mem, hooks: h, lead: -1}, nil
 }
 
 // Slot is the largest payload of one operation, in bytes.
@@ -190,6 +195,7 @@ func (t *Team) begin() (uint64, error) {
 		return 0, errClosed
 	}
 	t.seq++
+	t.lead = -1
 	s := t.seq
 	if s >= 2 && t.safe < s-2 {
 		err := t.wait(func() bool {
@@ -232,17 +238,108 @@ func (t *Team) allArrived(s uint64) bool {
 	return true
 }
 
-// Barrier returns once every rank has called it.
+// Barrier returns once every rank has called it. It is flat (every rank
+// publishes its arrival and waits for all: the last to arrive leaves
+// first) except right after a Bcast when Hooks.Lead is set: then it goes
+// through the Bcast's root (leadBarrier).
 func (t *Team) Barrier() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	lead := t.lead
+	s, err := t.begin()
+	if err != nil {
+		return err
+	}
+	if lead >= 0 && t.hooks.Lead {
+		return t.leadBarrier(s, lead)
+	}
+	t.publish(t.arrive(t.me, s), s)
+	if err := t.wait(func() bool { return t.allArrived(s) }); err != nil {
+		return err
+	}
+	t.safe = s - 1
+	t.publish(t.done(t.me), s)
+	return nil
+}
+
+// leadBarrier is the Barrier through rank lead: every other rank arrives
+// and waits for lead's done = s, which lead stores once all have arrived,
+// so lead always leaves first. After a Bcast, its root is the rank with
+// data to hand out: oversubscribed, a flat Barrier lets it leave last
+// (it arrives first, having nothing to wait for in the Bcast, and then
+// waits for a core), and every reader of a Bcast that follows waits a
+// round trip through the scheduler for it; through the root, the next
+// Bcast's data is there before its readers come. Seeing done[lead] >= s
+// proves every rank arrived, so done[j] >= s-1 for all j.
+func (t *Team) leadBarrier(s uint64, lead int) error {
+	if t.me != lead {
+		t.publish(t.arrive(t.me, s), s)
+		d := t.done(lead)
+		if err := t.wait(func() bool { return d.Load() >= s }); err != nil {
+			return err
+		}
+	} else if err := t.wait(func() bool { return t.othersArrived(s) }); err != nil {
+		return err
+	}
+	t.safe = s - 1
+	t.publish(t.done(t.me), s)
+	return nil
+}
+
+// othersArrived reports whether every rank but this one has arrived at s.
+func (t *Team) othersArrived(s uint64) bool {
+	for j := 0; j < t.n; j++ {
+		if j != t.me && t.arrive(j, s).Load() < s {
+			return false
+		}
+	}
+	return true
+}
+
+// Allgather puts every rank's block into every rank's out: out holds n
+// blocks of len(out)/n bytes (at most Slot), this rank's already in place
+// at block Rank.
+func (t *Team) Allgather(out []byte) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	s, err := t.begin()
 	if err != nil {
 		return err
 	}
+	b := len(out) / t.n
+	copy(t.slotOf(t.me, s, b), out[t.me*b:])
 	t.publish(t.arrive(t.me, s), s)
 	if err := t.wait(func() bool { return t.allArrived(s) }); err != nil {
 		return err
+	}
+	for j := 0; j < t.n; j++ {
+		if j != t.me {
+			copy(out[j*b:(j+1)*b], t.slotOf(j, s, b))
+		}
+	}
+	t.safe = s - 1
+	t.publish(t.done(t.me), s)
+	return nil
+}
+
+// Alltoall gives rank j block j of every rank's in, at block i of its out
+// for in of rank i: in and out hold n blocks of len(in)/n bytes, len(in)
+// at most Slot. in and out may be the same slice.
+func (t *Team) Alltoall(in, out []byte) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s, err := t.begin()
+	if err != nil {
+		return err
+	}
+	b := len(in) / t.n
+	copy(t.slotOf(t.me, s, len(in)), in)
+	t.publish(t.arrive(t.me, s), s)
+	if err := t.wait(func() bool { return t.allArrived(s) }); err != nil {
+		return err
+	}
+	for j := 0; j < t.n; j++ {
+		copy(out[j*b:(j+1)*b], t.slotOf(j, s, len(in))[t.me*b:])
 	}
 	t.safe = s - 1
 	t.publish(t.done(t.me), s)
@@ -311,6 +408,7 @@ func (t *Team) Bcast(buf []byte, root int) error {
 	if err != nil {
 		return err
 	}
+	t.lead = root
 	if t.me == root {
 		copy(t.slotOf(t.me, s, len(buf)), buf)
 		t.done(t.me).Store(s)

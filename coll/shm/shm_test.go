@@ -64,9 +64,10 @@ func teams(t *testing.T, n, slot int, h Hooks) []*Team {
 func TestOperations(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 4, 5, 8, 9} {
 		for _, spin := range []time.Duration{0, time.Nanosecond} {
-			t.Run(fmt.Sprint("n", n, "/spin", spin), func(t *testing.T) {
+			lead := n%2 == 1
+			t.Run(fmt.Sprint("n", n, "/spin", spin, "/lead", lead), func(t *testing.T) {
 				const slot = 256
-				ts := teams(t, n, slot, Hooks{Spin: spin, Yield: spin > 0})
+				ts := teams(t, n, slot, Hooks{Spin: spin, Yield: spin > 0, Lead: lead})
 				iters := 300
 				var wg sync.WaitGroup
 				errs := make(chan error, n)
@@ -93,7 +94,7 @@ func run(tm *Team, n, r, iters, slot int) error {
 	for it := 0; it < iters; it++ {
 		size := 16 * (1 + it%(slot/16))
 		root := it % n
-		switch it % 4 {
+		switch it % 6 {
 		case 0:
 			if err := tm.Barrier(); err != nil {
 				return err
@@ -125,6 +126,41 @@ func run(tm *Team, n, r, iters, slot int) error {
 			}
 			if !bytes.Equal(buf, input(root, it, size)) {
 				return fmt.Errorf("rank %d: bcast %d from root %d differs", r, it, root)
+			}
+			if it%12 == 3 { // a Barrier after a Bcast (through its root with Lead)
+				if err := tm.Barrier(); err != nil {
+					return err
+				}
+			}
+		case 4:
+			b := size / n / 8 * 8
+			out := make([]byte, n*b)
+			copy(out[r*b:], input(r, it, b))
+			if err := tm.Allgather(out); err != nil {
+				return err
+			}
+			for j := 0; j < n; j++ {
+				if !bytes.Equal(out[j*b:(j+1)*b], input(j, it, b)) {
+					return fmt.Errorf("rank %d: allgather %d: block %d differs", r, it, j)
+				}
+			}
+		case 5:
+			b := size / n / 8 * 8
+			in := make([]byte, n*b)
+			for j := 0; j < n; j++ {
+				copy(in[j*b:], input(r*n+j, it, b)) // rank r's block for rank j
+			}
+			out := in // in place every other time
+			if it%12 == 5 {
+				out = make([]byte, n*b)
+			}
+			if err := tm.Alltoall(in, out); err != nil {
+				return err
+			}
+			for j := 0; j < n; j++ {
+				if !bytes.Equal(out[j*b:(j+1)*b], input(j*n+r, it, b)) {
+					return fmt.Errorf("rank %d: alltoall %d: block from %d differs", r, it, j)
+				}
 			}
 		}
 	}
