@@ -7,8 +7,9 @@
 // parameter. The PML registers one receive callback per Tag, then calls Send
 // and Progress until Close. Optional capabilities are separate interfaces
 // the PML looks for: Sleeper and Watcher (how a rank waits for work),
-// Flusher (whether sends are still queued) and Progressor (how long a rank
-// may go without Progress).
+// Flusher (whether sends are still queued), Progressor (how long a rank
+// may go without Progress) and JobBarrier (Finalize's barrier in shared
+// memory).
 //
 // Ownership rules (the part every implementation must honour):
 //   - Send copies hdr before it returns, always.
@@ -180,4 +181,17 @@ type Flusher interface {
 // its sockets and moves its queued sends.
 type Progressor interface {
 	ProgressWithin() time.Duration
+}
+
+// JobBarrier is a module whose ranks share memory in which they can meet
+// at Finalize without messages (sm): the PML uses it, instead of a barrier
+// of messages, when the module reaches every other rank of the world. A
+// rank arrives once; the last one to arrive releases them all and wakes
+// those asleep in the module's Sleep, which returns once this rank has
+// arrived and been released.
+type JobBarrier interface {
+	// Arrive counts this rank in; a second call does nothing.
+	Arrive()
+	// Released reports whether every rank of the module has arrived.
+	Released() bool
 }

@@ -12,7 +12,7 @@ const Magic uint64 = 0x4745536e75726f67
 
 // LayoutVersion is the version of the Header and of Plan's arithmetic. Bump it
 // whenever either changes; attachers refuse any other version.
-const LayoutVersion uint32 = 4 // 2: sm control blocks in 128-byte line pairs; 3: the creator's Token; 4: fast boxes
+const LayoutVersion uint32 = 5 // 2: sm control blocks in 128-byte line pairs; 3: the creator's Token; 4: fast boxes; 5: Finalize's barrier words
 
 // ErrHeader is wrapped by every error about a segment whose Header does not
 // match what this rank expects.
@@ -20,7 +20,9 @@ var ErrHeader = errors.New("mpool: segment header mismatch")
 
 // Header sits at offset 0 of the segment. Cache line 0 is written once by the
 // creator before the descriptor is published and only read afterwards; the
-// attach counter has a line of its own because every rank writes it.
+// attach counter has a line of its own because every rank writes it, which
+// it shares with Finalize's barrier (Arrived, Released; btl/sm/barrier.go),
+// written by every rank once at its end.
 type Header struct {
 	Magic      uint64 // Magic
 	Version    uint32 // LayoutVersion
@@ -37,7 +39,9 @@ type Header struct {
 	MaxFrags, MaxFragSize     uint64
 	_                         [8]byte
 	Attached                  atomic.Uint32 // line 2: ranks that called Attach
-	_                         [60]byte
+	Arrived                   atomic.Uint32 // ranks that entered Finalize's barrier
+	Released                  atomic.Uint32 // 1 once every rank has arrived
+	_                         [52]byte
 	Boxes, BoxSize            uint64   // line 3: fast boxes per rank and their size
 	_                         [48]byte // rest of line 3: reserved
 }

@@ -29,6 +29,9 @@ func TestHeaderOffsets(t *testing.T) {
 		{"CtlSize", unsafe.Offsetof(h.CtlSize), 64},
 		{"MaxFragSize", unsafe.Offsetof(h.MaxFragSize), 112},
 		{"Attached", unsafe.Offsetof(h.Attached), 128},
+		{"Arrived", unsafe.Offsetof(h.Arrived), 132},
+		{"Released", unsafe.Offsetof(h.Released), 136},
+		{"Boxes", unsafe.Offsetof(h.Boxes), 192},
 		{"sizeof", unsafe.Sizeof(h), 256},
 	}
 	for _, p := range pins {

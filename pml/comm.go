@@ -759,10 +759,7 @@ func (p *PML) Finalize(world *Comm) error {
 	p.finalizing.Store(true)
 	err := p.WaitFor(func() bool { return p.activeSends.Load() == 0 })
 	if err == nil {
-		err = world.Barrier()
-	}
-	if err == nil {
-		err = p.flushBarrier()
+		err = p.finalBarrier(world)
 	}
 	p.mu.Lock()
 	posted := p.eng.DropAllPosted(nil)
@@ -777,7 +774,7 @@ func (p *PML) Finalize(world *Comm) error {
 }
 
 // flushBarrier waits until the BTLs have handed over every message that
-// Finalize's barrier sent. Each went to a rank that cannot leave its own
+// Finalize's message barrier sent. Each went to a rank that cannot leave its own
 // barrier without it, but Send may have queued it (a full FIFO) after
 // returning: closing now would drop it, and its rank would see us gone
 // instead (ErrPeerLost). The ranks it went to are still polling, so their

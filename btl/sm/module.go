@@ -58,6 +58,7 @@ type Module struct {
 	lostUnrep  atomic.Bool // a peer was found lost and Progress has not reported it yet
 	someLost   atomic.Bool // some peer was found lost (poll may then skip its abandoned slots)
 	wakePend   atomic.Bool // Wake was called and no Sleep has consumed it
+	arrived    atomic.Bool // Arrive was called (barrier.go)
 	monitor    peerMonitor
 	magic      *uint64 // the word peers read to probe single copy; kept alive here
 	closed     atomic.Bool
@@ -97,7 +98,7 @@ type peer struct {
 		// fragment held behind a by-reference op could starve it forever.
 		refs int
 	}
-	acks     []int64 // fragments to return to this peer; progMu
+	acks     []int64 // fragments to return to this peer (made at the first; see queueAck); progMu
 	reported bool    // OnPeerLost called; progMu
 	pid      int
 	self     *ctl // our own control block, where claimN announces its claims (gone.go)
@@ -191,7 +192,6 @@ func newModule(job Job, cfg Config, log hclog.Logger, seg *mpool.Segment, layout
 		p.rank, p.region = i, r
 		p.ctl = (*ctl)(seg.At(r.Ctl))
 		p.fifo = fifoAt(seg, r.FIFO, cfg.FIFOSize)
-		p.acks = make([]int64, 0, 2*cfg.FreeListMax)
 	}
 	self := &m.peers[m.rank]
 	m.ctl, m.fifo = self.ctl, self.fifo

@@ -14,8 +14,9 @@ import (
 //  1. s := wakeSeq.Load()             a. CAS head (claim), or store wakePend
 //  2. armed.Store(1)                  b. (publish the slot)
 //  3. if a slot is claimed or         c. if armed.Load() != 0:
-//     published, or Wake is pending:     wakeSeq.Add(1); FUTEX_WAKE(wakeSeq)
-//     return
+//     published, or Wake is pending,     wakeSeq.Add(1); FUTEX_WAKE(wakeSeq)
+//     or Finalize's barrier released
+//     us (barrier.go): return
 //  4. FUTEX_WAIT(wakeSeq, s, d)
 //
 // Dekker argument: Go atomics are sequentially consistent (the CAS is a
@@ -42,7 +43,7 @@ func (m *Module) Sleep(d time.Duration) {
 	c := m.ctl
 	seq := c.wakeSeq.Load()
 	c.armed.Store(1)
-	if m.wakePend.Swap(false) || m.fifoReady() || m.boxReady() || m.lostUnrep.Load() {
+	if m.wakePend.Swap(false) || m.fifoReady() || m.boxReady() || m.lostUnrep.Load() || m.releasedHere() {
 		c.armed.Store(0)
 		return
 	}
@@ -63,7 +64,7 @@ func (m *Module) Sleep(d time.Duration) {
 			nap = min(nap, left)
 		}
 		futexWait(&c.wakeSeq, seq, nap)
-		if c.wakeSeq.Load() != seq || m.pendPeers.Load() > 0 || m.monitor.sleepCheck() || m.fifoReady() || m.boxReady() {
+		if c.wakeSeq.Load() != seq || m.pendPeers.Load() > 0 || m.monitor.sleepCheck() || m.fifoReady() || m.boxReady() || m.releasedHere() {
 			break
 		}
 	}
