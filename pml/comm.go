@@ -484,7 +484,6 @@ func (c *Comm) barrierLocked() error {
 		if err := cc.Send(nil, (me+k)%n, tagBarrier, false); err != nil {
 			return err
 		}
-		c.p.pollFor(&rr, c.p.barrierPoll)
 		if _, err := rr.Wait(nil); err != nil {
 			return err
 		}

@@ -182,20 +182,20 @@ func TestDuplicateEnvelopeDropped(t *testing.T) {
 
 // TestBarrierPollsBeforeSleeping: a rank with a core of its own that
 // waits in a Barrier for a late peer polls (no sleep in the transport, see
-// barrierPoll) for as long as the peer takes within the bound; an
-// oversubscribed rank (Yield) waits as any call does and sleeps.
+// spun) for as long as the peer takes within pml_ob1_spin_time; an
+// oversubscribed rank (Yield) sleeps after its spin count.
 func TestBarrierPollsBeforeSleeping(t *testing.T) {
 	hangGuard(t, hangDeadline)
 	for _, yield := range []bool{false, true} {
 		net := newFakeNet(2, 64, 1024)
 		var pmls [2]*PML
 		for i := range pmls {
+			// The bound is not what this test looks at: an hour.
 			p, err := New(Config{Rank: i, Size: 2, Modules: []btl.Module{net.mods[i]}, SpinCount: 1, Yield: yield,
-				SleepTimeout: time.Millisecond})
+				SpinUsec: int(time.Hour / time.Microsecond), SleepTimeout: time.Millisecond})
 			if err != nil {
 				t.Fatal(err)
 			}
-			p.barrierPoll = time.Hour // the bound is not what this test looks at
 			pmls[i] = p
 		}
 		c0, c1 := pmls[0].World(), pmls[1].World()

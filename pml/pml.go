@@ -21,8 +21,11 @@ type Config struct {
 	// of highest exclusivity that reaches it.
 	Modules []btl.Module
 	// SpinCount is how many progress polls a waiting call makes before it
-	// sleeps in the transport.
+	// sleeps in the transport, and SpinUsec how many microseconds longer
+	// it polls after them when the rank has a core of its own (not Yield;
+	// see spun).
 	SpinCount int
+	SpinUsec  int
 	// Yield makes a waiting call yield its core between polls (set when the
 	// ranks outnumber the cores). YieldWhenIdle is pml_ob1_yield_when_idle,
 	// from which SetYield computes it.
@@ -140,10 +143,6 @@ type PML struct {
 
 	wait waitState // wait.go
 
-	// barrierPoll: how long a Barrier polls before it waits as usual
-	// (comm.go; a field so that tests can lengthen it).
-	barrierPoll time.Duration
-
 	cid  cidAlloc                   // context id allocation (comm.go)
 	hook atomic.Pointer[func() int] // run by Progress (SetProgressHook)
 
@@ -169,8 +168,6 @@ func New(cfg Config) (*PML, error) {
 		eng:   match.New(cfg.Size),
 		sends: make(map[uint64]*Request),
 		recvs: make(map[uint64]*Request),
-
-		barrierPoll: barrierPoll,
 	}
 	p.rget.init(time.Duration(cfg.RgetExploreMs) * time.Millisecond)
 	for i := range p.peers {

@@ -17,8 +17,9 @@ import (
 
 // Waiting, in one place: a waiting call (Wait, WaitFor) polls Progress,
 // yields its core between idle polls when the rank is oversubscribed,
-// passes through Go's scheduler now and then, and after SpinCount idle
-// polls blocks. One blocked goroutine at a time (the sleeper) holds
+// passes through Go's scheduler now and then, and blocks when its spin
+// phase is over: SpinCount idle polls and, when the rank has a core of its
+// own, pml_ob1_spin_time more (see spun). One blocked goroutine at a time (the sleeper) holds
 // progMu and sleeps in the primary Sleeper (see btl.Sleeper for how it is
 // chosen), after arming the other Sleepers (Watchers) to wake it; the
 // others wait on their request's channel or on gen, which the sleeper
@@ -210,7 +211,6 @@ func (p *PML) waitLook(ctx context.Context, r *Request, look bool) error {
 	if ctx != nil {
 		done = ctx.Done()
 	}
-	spins := 0
 	var idle idleState
 	if !look {
 		idle.polls = 1 // and not at the first idle poll either
@@ -222,12 +222,11 @@ func (p *PML) waitLook(ctx context.Context, r *Request, look bool) error {
 	}
 	for !r.Done() {
 		if p.Progress() > 0 {
-			spins = 0
+			idle.restart()
 			continue
 		}
 		p.idleFor(r.awaited(), &idle)
-		spins++
-		if spins&63 == 0 && done != nil {
+		if idle.spins&63 == 0 && done != nil {
 			select {
 			case <-done:
 				if r.Done() {
@@ -237,13 +236,13 @@ func (p *PML) waitLook(ctx context.Context, r *Request, look bool) error {
 			default:
 			}
 		}
-		if spins < p.cfg.SpinCount {
+		if !p.spun(&idle) {
 			continue
 		}
 		if err := p.block(ctx, done, r.waitChan); err != nil && !r.Done() {
 			return err
 		}
-		spins = p.afterBlock()
+		p.afterBlock(&idle)
 	}
 	return nil
 }
@@ -252,22 +251,20 @@ func (p *PML) waitLook(ctx context.Context, r *Request, look bool) error {
 // WaitAny): it polls cond between progress calls and sleeps like Wait. It
 // returns nil once cond holds, errClosed if the PML closes first.
 func (p *PML) WaitFor(cond func() bool) error {
-	spins := 0
 	var idle idleState
 	for !cond() {
 		if p.Progress() > 0 {
-			spins = 0
+			idle.restart()
 			continue
 		}
 		p.idleFor(-1, &idle)
-		spins++
-		if spins < p.cfg.SpinCount {
+		if !p.spun(&idle) {
 			continue
 		}
 		if err := p.block(nil, nil, nil); err != nil && !cond() {
 			return err
 		}
-		spins = p.afterBlock()
+		p.afterBlock(&idle)
 	}
 	return nil
 }
@@ -293,6 +290,55 @@ const peerSpinMax = 100
 type idleState struct {
 	polls     uint32 // idle polls of this wait
 	peerSpins int    // polls without a yield while the awaited rank runs
+
+	// The spin phase (see spun): idle polls since the wait began or last
+	// handled an event, when its timed part ends (zero: not begun), and
+	// whether the phase is over (a block's wake brought nothing).
+	spins   int
+	spinEnd time.Time
+	spent   bool
+}
+
+// restart begins a new spin phase: the wait handled an event.
+func (st *idleState) restart() { st.spins, st.spinEnd, st.spent = 0, time.Time{}, false }
+
+// spinClockEvery: idle polls between two reads of the clock in the timed
+// part of a spin phase (a read costs about as much as a poll).
+const spinClockEvery = 256
+
+// spun counts an idle poll of a wait's spin phase and reports whether the
+// phase is over, so that the wait blocks: after SpinCount idle polls, and
+// when the rank has a core of its own (not Yield) after SpinUsec more
+// microseconds (pml_ob1_spin_time).
+// Oversubscribed, each idle poll yields the core to ranks that need it,
+// and the count alone bounds the phase. With a core of its own the rank
+// polls on: a sleep in the transport is a system call, after 20 us of
+// which the Go runtime's monitor thread takes the rank's P back and,
+// having done so, wakes every 20 us for the next millisecond and then
+// every 40, 80 .. us up to 10 ms, each wake taking a core from a polling
+// rank. Ranks that left Init or allocated their buffers a few milliseconds
+// apart met in a sleeping Barrier, and the first size a benchmark measured
+// after it (0 B) came out at 1.3-2.8x the next one; a wait that outlasts
+// the count by less than the spin time ends without the system call (the
+// same as Open MPI's ranks, which never sleep). The clock is read from the
+// SpinCount-th idle poll on, not before: the waits of a ping-pong end
+// within a few polls and pay nothing for it.
+func (p *PML) spun(st *idleState) bool {
+	st.spins++
+	if st.spent {
+		return true
+	}
+	if st.spins < p.cfg.SpinCount {
+		return false
+	}
+	if p.cfg.Yield || p.cfg.SpinUsec <= 0 {
+		return true
+	}
+	if st.spinEnd.IsZero() {
+		st.spinEnd = time.Now().Add(time.Duration(p.cfg.SpinUsec) * time.Microsecond)
+		return false
+	}
+	return (st.spins-p.cfg.SpinCount)%spinClockEvery == 0 && time.Now().After(st.spinEnd)
 }
 
 // othersEvery: idle polls between two looks at the run queues (see the
@@ -443,15 +489,16 @@ const (
 	goschedEveryYielding = 64
 )
 
-// afterBlock returns the spin count to continue with after a block: a wake
+// afterBlock sets the spin phase to continue with after a block: a wake
 // that brought work starts a new spin phase; one that brought nothing (a
 // timeout, another goroutine's event) goes back to sleep at once, so an idle
 // rank does not spin again every SleepTimeout.
-func (p *PML) afterBlock() int {
+func (p *PML) afterBlock(st *idleState) {
 	if p.Progress() > 0 {
-		return 0
+		st.restart()
+		return
 	}
-	return p.cfg.SpinCount
+	st.spent = true
 }
 
 // block is the sleeping half of a wait. One goroutine at a time becomes the
@@ -563,45 +610,5 @@ func (p *PML) sleep(ctx context.Context, done <-chan struct{}) {
 	}
 	for _, wt := range w.watchers {
 		wt.Watch(nil)
-	}
-}
-
-// barrierPoll is how long a Barrier polls for its messages before it
-// waits as any call does (spin count, then sleep in the transport), when
-// the rank has a core of its own. Programs time what follows a Barrier,
-// and a rank that slept costs the next milliseconds: a sleep in the
-// transport is a system call, after 20 us of which the Go runtime's
-// monitor thread takes the rank's P back and, having done so, wakes every
-// 20 us for the next millisecond and then every 40, 80 .. us up to 10 ms,
-// each wake taking a core from a polling rank. Ranks that leave Init or
-// allocate their buffers a few milliseconds apart met in a sleeping
-// Barrier, and the first size a benchmark measured after it (0 B) came out
-// at 1.3-2.8x the next one. Polling a little longer keeps the rank out of
-// the system call for these short waits.
-const barrierPoll = 20 * time.Millisecond
-
-// pollFor polls for r's completion for up to d (when the rank is not
-// oversubscribed: then waits yield, and polling ranks would take the
-// cores the others need), letting other goroutines run as any wait does.
-func (p *PML) pollFor(r *Request, d time.Duration) {
-	if p.cfg.Yield {
-		return
-	}
-	var idle idleState
-	var deadline time.Time
-	for i := 1; !r.Done() && !p.closed.Load(); i++ {
-		if p.Progress() > 0 {
-			continue
-		}
-		p.idleFor(r.awaited(), &idle)
-		if i&255 != 0 {
-			continue
-		}
-		now := time.Now()
-		if deadline.IsZero() {
-			deadline = now.Add(d)
-		} else if now.After(deadline) {
-			return
-		}
 	}
 }

@@ -142,3 +142,59 @@ func TestWatcherEndsSleep(t *testing.T) {
 		t.Error("the primary was never woken")
 	}
 }
+
+// TestSpinPhase: a Recv that waits longer than its spin count for a late
+// sender sleeps in the transport at once when oversubscribed (Yield) or
+// without a spin time, and polls on (no sleep) within pml_ob1_spin_time
+// when the rank has a core of its own; past the spin time it sleeps.
+func TestSpinPhase(t *testing.T) {
+	hangGuard(t, hangDeadline)
+	hour := int(time.Hour / time.Microsecond)
+	cases := []struct {
+		name      string
+		yield     bool
+		spinUsec  int
+		wantSleep bool
+	}{
+		{"own core, within the spin time", false, hour, false},
+		{"own core, no spin time", false, 0, true},
+		{"own core, past the spin time", false, 1, true},
+		{"oversubscribed", true, hour, true},
+	}
+	for _, c := range cases {
+		net := newFakeNet(2, 64, 1024)
+		var pmls [2]*PML
+		for i := range pmls {
+			p, err := New(Config{Rank: i, Size: 2, Modules: []btl.Module{net.mods[i]}, SpinCount: 1, Yield: c.yield,
+				SpinUsec: c.spinUsec, SleepTimeout: time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pmls[i] = p
+		}
+		got := make(chan error, 1)
+		go func() {
+			buf := make([]byte, 8)
+			_, err := pmls[0].World().Recv(buf, 1, 5)
+			got <- err
+		}()
+		// The sender comes late: once rank 0 has slept, or after 5000
+		// polls (it would have slept after its spin count of 1).
+		m0 := net.mods[0]
+		for m0.sleeps.Load() == 0 && m0.polls.Load() < 5000 {
+			time.Sleep(50 * time.Microsecond) // not runnable: a waiter yields to runnable goroutines instead of sleeping
+		}
+		if err := pmls[1].World().Send([]byte("late"), 0, 5, false); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-got; err != nil {
+			t.Fatalf("%s: Recv: %v", c.name, err)
+		}
+		if s := m0.sleeps.Load(); (s != 0) != c.wantSleep {
+			t.Errorf("%s: rank 0 slept %d times in a Recv that waited %d polls; want sleeping %v", c.name, s, m0.polls.Load(), c.wantSleep)
+		}
+		for _, p := range pmls {
+			p.Close()
+		}
+	}
+}
