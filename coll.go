@@ -510,6 +510,7 @@ func Gatherv[T Scalar](c *Comm, send, recv []T, counts, displs []int, root int) 
 		recv, counts, displs = nil, nil, nil
 	}
 	s := coll.GathervLinear(n, me, root, in, counts, displs)
+	s.Coll = coll.KGatherv
 	return c.run(s, elemSize[T](), asBytes(send), asBytes(recv), nil)
 }
 
@@ -534,6 +535,7 @@ func Scatterv[T Scalar](c *Comm, send []T, counts, displs []int, recv []T, root 
 		send, counts, displs = nil, nil, nil
 	}
 	s := coll.ScattervLinear(n, me, root, counts, displs, len(recv))
+	s.Coll = coll.KScatterv
 	return c.run(s, elemSize[T](), asBytes(send), asBytes(recv), nil)
 }
 
@@ -554,6 +556,7 @@ func Allgatherv[T Scalar](c *Comm, send, recv []T, counts, displs []int) error {
 		copy(recv[displs[me]:], send)
 	}
 	s := coll.AllgathervRing(n, me, counts, displs)
+	s.Coll = coll.KAllgatherv
 	return c.run(s, elemSize[T](), nil, asBytes(recv), nil)
 }
 
@@ -572,5 +575,6 @@ func Alltoallv[T Scalar](c *Comm, send []T, sendCounts, sendDispls []int,
 		return err
 	}
 	s := coll.AlltoallvPairwise(n, me, sendCounts, sendDispls, recvCounts, recvDispls, false)
+	s.Coll = coll.KAlltoallv
 	return c.run(s, elemSize[T](), asBytes(send), asBytes(recv), nil)
 }

@@ -31,8 +31,22 @@ const (
 	KScatter
 	KScan
 	KExscan
+	KGatherv // the v collectives' schedules are not cached (their counts make the key); Coll names them
+	KScatterv
+	KAllgatherv
+	KAlltoallv
 	nKinds
 )
+
+// String is the collective's name in the API.
+func (k CollKind) String() string {
+	names := [nKinds]string{"a collective", "Barrier", "Bcast", "Reduce", "Allreduce", "Allgather", "Alltoall",
+		"ReduceScatterBlock", "Gather", "Scatter", "Scan", "Exscan", "Gatherv", "Scatterv", "Allgatherv", "Alltoallv"}
+	if k >= nKinds {
+		return names[0]
+	}
+	return names[k]
+}
 
 // maxCached bounds the schedule cache: when it is full it starts over (a
 // program that calls collectives with ever new counts keeps at most this
@@ -69,6 +83,7 @@ func (e *Engine) Schedule(k Key, build func() Schedule) Schedule {
 		return s
 	}
 	s = build()
+	s.Coll = k.Coll
 	slot.Store(&entry{k, s})
 	e.cache.mu.Lock()
 	if e.cache.m == nil || len(e.cache.m) >= maxCached {

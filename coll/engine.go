@@ -1,9 +1,12 @@
 package coll
 
 import (
+	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 
+	"github.com/gorun-mpi/gorun/internal/errs"
 	"github.com/gorun-mpi/gorun/pml"
 )
 
@@ -147,7 +150,7 @@ func (op *Op) advance() bool {
 		}
 		for i := 0; i < op.nreqs; i++ {
 			if _, err := op.reqs[i].Wait(nil); err != nil && op.err == nil {
-				op.err = err
+				op.err = op.s.collErr(err)
 			}
 			op.reqs[i] = pml.Request{}
 		}
@@ -159,6 +162,19 @@ func (op *Op) advance() bool {
 		op.startRound(op.s.Rounds[op.round])
 		op.round++
 	}
+}
+
+// collErr is a step's error as the collective's caller sees it: a
+// truncated receive names the collective and both lengths instead of the
+// hidden context's tag, which means nothing to the caller. It still
+// matches ErrTruncate.
+func (s *Schedule) collErr(err error) error {
+	var t *pml.TruncateError
+	if !errors.As(err, &t) {
+		return err
+	}
+	return fmt.Errorf("gorun: %v: rank %d sent %d bytes where this rank's receive buffer holds %d (the ranks' lengths or counts do not match): %w",
+		s.Coll, t.Source, t.Size, t.Buf, errs.ErrTruncate)
 }
 
 func (op *Op) region(r Region) []byte {

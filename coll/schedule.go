@@ -52,7 +52,8 @@ func (s Step) String() string {
 // Schedule is one rank's part of a collective.
 type Schedule struct {
 	Rounds [][]Step
-	Tmp    int // elements of scratch
+	Tmp    int      // elements of scratch
+	Coll   CollKind // which collective, for its errors (set by Engine.Schedule from the Key; 0: unnamed)
 }
 
 // builder appends steps to a schedule.

@@ -318,6 +318,20 @@ func truncErr(size, n, src, tag int) error {
 	if size <= n {
 		return nil
 	}
-	return fmt.Errorf("gorun: message of %d bytes from rank %d with tag %d truncated to the receive buffer of %d bytes: %w",
-		size, src, tag, n, errs.ErrTruncate)
+	return &TruncateError{Size: size, Buf: n, Source: src, Tag: tag}
 }
+
+// TruncateError is a receive's ErrTruncate with its lengths, so that a
+// layer above (the collectives, whose tags are internal) can say it in its
+// own words. It unwraps to errs.ErrTruncate.
+type TruncateError struct {
+	Size, Buf   int // the message's length, the receive buffer's
+	Source, Tag int // as the receive's Status gives them
+}
+
+func (e *TruncateError) Error() string {
+	return fmt.Sprintf("gorun: message of %d bytes from rank %d with tag %d truncated to the receive buffer of %d bytes: %v",
+		e.Size, e.Source, e.Tag, e.Buf, errs.ErrTruncate)
+}
+
+func (e *TruncateError) Unwrap() error { return errs.ErrTruncate }

@@ -47,6 +47,7 @@ func TestCollectives(t *testing.T) {
 		{"all", []int{3, 8}, noSM}, // the small blocking calls through the schedules too
 		{"stress", []int{5}, noSM},
 		{"args", []int{1, 2, 5}, nil},         // argument errors, before anything is sent
+		{"truncate", []int{2}, nil},           // a length mismatch: ErrTruncate naming the collective and the lengths
 		{"logical", []int{1, 2, 3}, nil},      // LAnd, LOr, LXor give 1 or 0, also with nothing to combine
 		{"nonblocking", []int{2, 3, 8}, nil},  // outstanding, completed out of order, beside wildcard receives
 		{"goroutines", []int{3, 8}, nil},      // split communicators from several goroutines

@@ -15,6 +15,7 @@ import (
 func init() {
 	modes["all"] = all
 	modes["args"] = args
+	modes["truncate"] = truncate
 	modes["nonblocking"] = nonblocking
 	modes["goroutines"] = goroutines
 	modes["stress"] = stress
@@ -320,6 +321,46 @@ func args() {
 	rankprog.Check(gorun.Allreduce(world, nil, v, gorun.Sum[int32]), "Allreduce after errors")
 	if int(v[0]) != n {
 		rankprog.Fail("Allreduce after errors: %d, want %d", v[0], n)
+	}
+}
+
+// truncate (2 ranks): a length mismatch only the receiving rank sees
+// gives it ErrTruncate, in an error that names the collective and both
+// lengths, not the internal tag its message travelled with; the sending
+// rank's call succeeds.
+func truncate() {
+	if world.Size() != 2 {
+		rankprog.Fail("truncate runs on 2 ranks, not %d", world.Size())
+	}
+	me := world.Rank()
+	want := func(err error, what string, parts ...string) {
+		if !errors.Is(err, gorun.ErrTruncate) {
+			rankprog.Fail("%s: %v; want ErrTruncate", what, err)
+		}
+		for _, p := range parts {
+			if !strings.Contains(err.Error(), p) {
+				rankprog.Fail("%s: error %q does not say %q", what, err, p)
+			}
+		}
+		if strings.Contains(err.Error(), "tag") {
+			rankprog.Fail("%s: error %q names a tag, which is internal to collectives", what, err)
+		}
+	}
+	// Gatherv: rank 1 sends 3 int32 where the root expects 2.
+	err := gorun.Gatherv(world, make([]int32, 2+me), make([]int32, 4), []int{2, 2}, []int{0, 2}, 0)
+	if me == 0 {
+		want(err, "Gatherv at the root", "Gatherv: rank 1 sent 12 bytes", "holds 8")
+	} else {
+		rankprog.Check(err, "Gatherv from the longer sender")
+	}
+	// Ibcast: the root's buffer is 4 int64, rank 1's 2.
+	r, err := gorun.Ibcast(world, make([]int64, 4-2*me), 0)
+	rankprog.Check(err, "Ibcast")
+	_, err = r.Wait()
+	if me == 1 {
+		want(err, "Ibcast's Wait at rank 1", "Bcast: rank 0 sent 32 bytes", "holds 16")
+	} else {
+		rankprog.Check(err, "Ibcast's Wait at the root")
 	}
 }
 
