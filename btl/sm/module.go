@@ -271,6 +271,7 @@ func (m *Module) Close() error {
 	m.closeOnce.Do(func() {
 		m.closed.Store(true)
 		m.drainUsers()
+		m.drainPeerLocks()
 		m.progMu.Lock()
 		m.monitor.close()
 		m.closeError = m.seg.Close()

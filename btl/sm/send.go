@@ -108,34 +108,52 @@ func (m *Module) publish(p *peer, e *elem, h uint64) {
 // close.go) it returns an error wrapping errs.ErrFinalized.
 func (m *Module) Send(dst int, tag btl.Tag, hdr, payload []byte, c btl.Completion) (bool, error) {
 	if dst < 0 || dst >= len(m.peers) || dst == m.rank || len(hdr) > btl.MaxHeader ||
-		len(payload) > m.cfg.MaxSendSize || tag >= btl.NumTags || !m.enter() {
+		len(payload) > m.cfg.MaxSendSize || tag >= btl.NumTags {
 		return false, m.badSend(dst, tag, hdr, payload)
 	}
-	copied, err := m.send(dst, tag, hdr, payload, c)
+	if !m.copyFirst(len(hdr), len(payload)) {
+		// Every touch of the segment is under the peer's lock, which
+		// guards it against Close (close.go): no count of users.
+		return m.send(dst, tag, hdr, payload, c, false)
+	}
+	if !m.enter() {
+		return false, errClosed
+	}
+	copied, err := m.send(dst, tag, hdr, payload, c, true)
 	m.exit()
 	return copied, err
 }
 
-// send is Send once the arguments are checked and the caller is counted.
-// Sends to one peer are serialized by its mu (an in-process lock): that is
-// what orders the box and the FIFO (doc.go), and what makes the box's ring
-// single-writer.
-func (m *Module) send(dst int, tag btl.Tag, hdr, payload []byte, c btl.Completion) (bool, error) {
+// copyFirst reports whether a message of hdr+payload bytes is copied into
+// a fragment before the peer's lock is taken (the copy is the long part):
+// one that fits neither the inline limit nor a fast box.
+func (m *Module) copyFirst(hdr, payload int) bool {
+	return payload > m.inlineLimit && hdr+payload > m.boxMsgMax
+}
+
+// send is Send once the arguments are checked; counted says whether the
+// caller counted itself as a user (copyFirst messages), else it checks for
+// Close under the peer's lock. Sends to one peer are serialized by its mu
+// (an in-process lock): that is what orders the box and the FIFO (doc.go),
+// and what makes the box's ring single-writer.
+func (m *Module) send(dst int, tag btl.Tag, hdr, payload []byte, c btl.Completion, counted bool) (bool, error) {
 	p := &m.peers[dst]
 	if p.lost.Load() {
 		return false, errPeerLost(dst)
 	}
 	n := len(hdr) + len(payload)
-	// A message that needs a fragment is copied into one before the lock
-	// is taken: the copy is the long part.
 	var off int64
-	if len(payload) > m.inlineLimit && n > m.boxMsgMax && p.npending.Load() == 0 {
+	if counted && p.npending.Load() == 0 {
 		if off = m.getFrag(len(payload)); off != 0 {
 			b := m.mem[off : off+int64(n)]
 			memcpy.Copy(b[copy(b, hdr):], payload)
 		}
 	}
 	p.mu.Lock()
+	if !counted && m.closed.Load() {
+		p.mu.Unlock()
+		return false, errClosed
+	}
 	if p.mu.q.Len() == 0 && m.sendNow(p, tag, hdr, payload, n, &off) {
 		p.mu.Unlock()
 		return true, nil

@@ -594,17 +594,19 @@ func TestFlushedByMark(t *testing.T) {
 // TestCloseWhileSending: goroutines keep sending while Close unmaps the
 // segment: no fault, and once Close has returned every Send fails with an
 // error wrapping ErrFinalized (and Wake, SetRunning, YieldCore, PeerRunning
-// do nothing).
+// do nothing). The sizes cover both guards (close.go): inline and box
+// messages, which touch the segment only under the peer's lock, and one
+// copied into a fragment before it (counted as a user).
 func TestCloseWhileSending(t *testing.T) {
 	m := newJob(t, 2, DefaultConfig())
 	a := m[0]
 	var wg sync.WaitGroup
 	var stop atomic.Bool
-	for g := 0; g < 4; g++ {
+	for _, n := range []int{100, 400, 2000, 16 << 10} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			payload := make([]byte, 100<<g)
+			payload := make([]byte, n)
 			for !stop.Load() {
 				a.Send(1, btl.TagPMLMatch, make([]byte, 8), payload, nil)
 				a.Wake()
