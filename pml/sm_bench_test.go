@@ -138,3 +138,33 @@ func BenchmarkWindowOneGoroutine(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPingPongOneGoroutine is the blocking ping-pong (Send, Recv on
+// the other rank, Send back, Recv) of small messages with both ranks driven
+// by one goroutine: no cross-core traffic, so ns/op is the CPU cost of one
+// round trip's PML and BTL work (two Sends, two Recvs whose receive is
+// posted before its message is polled, as in a real ping-pong).
+func BenchmarkPingPongOneGoroutine(b *testing.B) {
+	for _, n := range []int{0, 8, 1024} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			comms := smComms(b)
+			buf0, buf1 := make([]byte, n, 4096), make([]byte, n, 4096)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := comms[0].Send(buf0, 1, 1, false); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := comms[1].Recv(buf1, 0, 1); err != nil {
+					b.Fatal(err)
+				}
+				if err := comms[1].Send(buf1, 0, 1, false); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := comms[0].Recv(buf0, 1, 1); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
