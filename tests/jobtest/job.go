@@ -13,7 +13,8 @@ import (
 	"time"
 )
 
-// runLimit bounds one job: a hung job fails its test instead of the run.
+// runLimit bounds one job unless Job.Limit says otherwise: a hung job
+// fails its test instead of the run.
 const runLimit = 60 * time.Second
 
 // Job is one gorun invocation.
@@ -24,6 +25,7 @@ type Job struct {
 	Dir    string        // working directory ("": the test's)
 	TMPDIR string        // "": a new t.TempDir()
 	Linger time.Duration // how long ranks may outlive gorun (0: not at all)
+	Limit  time.Duration // how long Wait lets gorun run before it kills it (0: runLimit); at least the job's --timeout
 }
 
 // Result is how a job ended.
@@ -117,16 +119,38 @@ func (p *Proc) TMPDIR() string { return p.job.TMPDIR }
 // it fails the test if they do not come within 30 s.
 func (p *Proc) Lines(n int, prefix string) []string {
 	p.t.Helper()
+	got := p.LinesWithin(n, prefix, 30*time.Second)
+	if len(got) < n {
+		p.t.Fatalf("waited 30 s for %d stdout lines starting with %q; got %q; stderr %q", n, prefix, got, p.stderr.String())
+	}
+	return got
+}
+
+// LinesWithin is Lines without the failure: it returns the lines that
+// came, fewer than n when d passed or gorun ended first.
+func (p *Proc) LinesWithin(n int, prefix string, d time.Duration) []string {
 	var got []string
-	deadline := time.After(30 * time.Second)
+	add := func(l string) {
+		if strings.HasPrefix(l, prefix) {
+			got = append(got, l)
+		}
+	}
+	deadline := time.After(d)
 	for len(got) < n {
 		select {
 		case l := <-p.lines:
-			if strings.HasPrefix(l, prefix) {
-				got = append(got, l)
+			add(l)
+		case <-p.done: // every line of gorun's is queued by now
+			for len(got) < n {
+				select {
+				case l := <-p.lines:
+					add(l)
+				default:
+					return got
+				}
 			}
 		case <-deadline:
-			p.t.Fatalf("waited 30 s for %d stdout lines starting with %q; got %q; stderr %q", n, prefix, got, p.stderr.String())
+			return got
 		}
 	}
 	return got
@@ -143,12 +167,16 @@ func (p *Proc) Signal(sig syscall.Signal) {
 // Wait waits for gorun to end (at most runLimit, then kills it).
 func (p *Proc) Wait() Result {
 	p.t.Helper()
+	limit := p.job.Limit
+	if limit <= 0 {
+		limit = runLimit
+	}
 	select {
 	case <-p.done:
-	case <-time.After(runLimit):
+	case <-time.After(limit):
 		p.cmd.Process.Kill()
 		<-p.done
-		p.t.Errorf("gorun %q still ran after %v; killed it", p.job.Args, runLimit)
+		p.t.Errorf("gorun %q still ran after %v; killed it", p.job.Args, limit)
 	}
 	return Result{Code: p.cmd.ProcessState.ExitCode(), Stdout: p.stdout.String(), Stderr: p.stderr.String()}
 }
