@@ -42,13 +42,17 @@ func openSession(tmp string, uid int, backingDir string, log func(string, ...any
 	if rec.Start, err = procStartTime(rec.Pid); err != nil {
 		return nil, fmt.Errorf("reading our own start time: %v", err)
 	}
-	// A concurrent gorun may remove the empty per-user directory between our
-	// Mkdir of it and our Mkdir in it; try again a few times.
+	// A concurrent gorun (or a janitor) may remove the empty per-user
+	// directory between our Mkdir of it and our Mkdir in it, its check
+	// included; try again a few times.
 	for attempt := 0; ; attempt++ {
 		if err := os.Mkdir(userDir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 			return nil, fmt.Errorf("creating session directory %s: %v", userDir, err)
 		}
 		if err := checkOwnDir(userDir, uid, 0o022); err != nil {
+			if errors.Is(err, fs.ErrNotExist) && attempt < 5 {
+				continue
+			}
 			return nil, err
 		}
 		if attempt == 0 {
@@ -79,7 +83,7 @@ func openSession(tmp string, uid int, backingDir string, log func(string, ...any
 func checkOwnDir(path string, uid int, forbidden fs.FileMode) error {
 	fi, err := os.Lstat(path)
 	if err != nil {
-		return fmt.Errorf("checking session directory %s: %v", path, err)
+		return fmt.Errorf("checking session directory %s: %w", path, err)
 	}
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	switch {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -54,6 +55,46 @@ func TestOpenSessionCreatesPrivateDirs(t *testing.T) {
 	other.close("")
 	if _, err := os.Stat(other.userDir); !os.IsNotExist(err) {
 		t.Errorf("after the last close, %s: %v; want it gone", other.userDir, err)
+	}
+}
+
+// TestOpenSessionWhileOthersEnd: jobs that start while others end in the
+// same TMPDIR all get their session: an ending job (or a janitor) removes
+// the per-user directory when it is empty, which may happen between a
+// starting job's Mkdir of it and its check of it, not only before its
+// Mkdir in it. Before, the check failed ("checking session directory
+// ...: no such file or directory", exit 2); the next job of
+// TestKillGorun meets the killed job's janitor this way.
+func TestOpenSessionWhileOthersEnd(t *testing.T) {
+	tmp := t.TempDir()
+	uid := os.Getuid()
+	const jobs, each = 4, 300
+	errc := make(chan error, jobs*each)
+	var wg sync.WaitGroup
+	for range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range each {
+				s, err := openSession(tmp, uid, "", nolog)
+				if err != nil {
+					errc <- err
+					continue
+				}
+				s.close("")
+			}
+		}()
+	}
+	wg.Wait()
+	close(errc)
+	n := 0
+	for err := range errc {
+		if n++; n == 1 {
+			t.Errorf("openSession: %v", err)
+		}
+	}
+	if n > 0 {
+		t.Errorf("%d of %d sessions failed", n, jobs*each)
 	}
 }
 
