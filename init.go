@@ -275,7 +275,23 @@ func openSM(w *wiring) (btl.Module, error) {
 	}
 	job := sm.Job{Rank: w.job.Rank, Size: w.job.Size, LocalRank: w.job.LocalRank,
 		SessionDir: w.job.SessionDir, JobID: w.job.JobID, Pids: pids}
-	return sm.New(job, w.params, mca.Logger(w.params, "btl"))
+	return w.newSM(job)
+}
+
+// newSM opens btl/sm with its wait for the other ranks at the segment
+// bounded by rndv_base_timeout, as that parameter says (sm's own bound is
+// a fixed 60 s).
+func (w *wiring) newSM(job sm.Job) (btl.Module, error) {
+	cfg, err := sm.ConfigFrom(w.params)
+	if err != nil {
+		return nil, err
+	}
+	cfg.AttachTimeout = time.Duration(w.rt.WireTimeout) * time.Second
+	m, err := sm.NewWithConfig(job, cfg, mca.Logger(w.params, "btl"))
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // openSMPMI is openSM for a PMI job: the ranks of this machine share a
@@ -307,7 +323,7 @@ func openSMPMI(w *wiring) (btl.Module, error) {
 	}
 	job := sm.Job{Rank: me, Size: len(local), LocalRank: me,
 		SessionDir: dir, JobID: smJobID, Pids: pids}
-	m, err := sm.New(job, w.params, mca.Logger(w.params, "btl"))
+	m, err := w.newSM(job)
 	// Once New returns, every local rank has attached (or the job is
 	// failing): the rendezvous files are done with. Every local rank
 	// removes them, so that one killed before this point leaves nothing

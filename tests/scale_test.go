@@ -14,7 +14,8 @@ import (
 // TestScale64: 64 ranks on however few cores run an all-to-all (every
 // ordered pair carries 2 messages of 8 B and 2 of 64 KiB, each checked)
 // to completion. It logs the segment size, each rank's peak RSS and the
-// wall time; the only time limit is the job's --timeout. It runs alone
+// wall time; the only time limit is the job's --timeout (300 s; jobtest
+// waits that long too). It runs alone
 // (not in parallel): 64 spinning ranks would starve the other jobs.
 func TestScale64(t *testing.T) {
 	if testing.Short() {
@@ -22,8 +23,8 @@ func TestScale64(t *testing.T) {
 	}
 	const np = 64
 	start := time.Now()
-	r := jobtest.Run(t, "-np", itoa(np), "--timeout", "300s", "--mca", "btl_base_verbose", "debug",
-		jobtest.Prog("traffic"), "alltoall", "2")
+	r := jobtest.Job{Args: []string{"-np", itoa(np), "--timeout", "300s", "--mca", "btl_base_verbose", "debug",
+		jobtest.Prog("traffic"), "alltoall", "2"}, Limit: 330 * time.Second}.Run(t)
 	wall := time.Since(start)
 	if r.Code != 0 || !strings.Contains(r.Stdout, "alltoall ok") {
 		t.Fatalf("exit %d\nstdout:\n%.2000s\nstderr:\n%.4000s", r.Code, r.Stdout, r.Stderr)
@@ -62,8 +63,15 @@ func TestScale64(t *testing.T) {
 // probed every peer) and -np 1024 never got through Init. It takes about
 // 6 GB of memory (1024 Go processes and a 2.2 GiB segment, 1 GiB of it fast boxes) and 10-30 s on
 // 2 cores, so it runs alone (not in parallel), is skipped in -short mode
-// and, with a message, when the machine has less than 8 GB available; the
-// only time limit is the job's --timeout.
+// and, with a message, when the machine has less than 8 GB available.
+//
+// Its time limits are generous, 10 times what a quiet 2-core machine
+// needs, since a loaded one (other packages' tests, other users) can take
+// minutes: the job's --timeout and rndv_base_timeout (a rank's wait for
+// the others' cards and the shared segment at Init, 60 s by default) are
+// 300 s. Before, jobtest's own 60 s limit killed the job whatever its
+// --timeout, and Init's 60 s waits could expire while the launcher was
+// still spawning ranks.
 func TestStart1024(t *testing.T) {
 	if testing.Short() {
 		t.Skip("1024-rank job skipped in -short mode")
@@ -73,7 +81,8 @@ func TestStart1024(t *testing.T) {
 		t.Skipf("1024 ranks need about 6 GB; MemAvailable is %d MB", avail>>10)
 	}
 	start := time.Now()
-	r := jobtest.Run(t, "-np", itoa(np), "--timeout", "120s", jobtest.Prog("hello"))
+	r := jobtest.Job{Args: []string{"-np", itoa(np), "--timeout", "300s", "--mca", "rndv_base_timeout", "300", jobtest.Prog("hello")},
+		Limit: 330 * time.Second}.Run(t)
 	wall := time.Since(start)
 	if r.Code != 0 || strings.Count(r.Stdout, "hello from rank ") != np {
 		t.Fatalf("exit %d, %d hellos; want 0 and %d\nstderr:\n%.3000s", r.Code, strings.Count(r.Stdout, "hello from rank "), np, r.Stderr)
