@@ -1,0 +1,35 @@
+package coll
+
+import (
+	"reflect"
+	"testing"
+)
+
+// Auto selection for Allreduce (built-in ops, 4-byte elements) by size and
+// communicator size; a user op always takes recursive doubling.
+func TestAllreduceSelection(t *testing.T) {
+	const e = 4
+	cases := []struct {
+		n, bytes int
+		ordered  bool
+		want     func(n, r, count int) Schedule
+		name     string
+	}{
+		{4, 32 << 10, false, AllreduceRecursiveDoubling, "recursive_doubling"},
+		{4, 64 << 10, false, AllreduceRabenseifner, "rabenseifner"},
+		{5, 512 << 10, false, AllreduceRabenseifner, "rabenseifner"},
+		{4, 1 << 20, false, AllreduceRing, "ring"},
+		{2, 64 << 10, false, AllreduceRing, "ring"},
+		{2, 4 << 20, false, AllreduceRing, "ring"},
+		{4, 256 << 10, true, AllreduceRecursiveDoubling, "recursive_doubling"},
+	}
+	for _, c := range cases {
+		count := c.bytes / e
+		for r := 0; r < c.n; r++ {
+			got := Config{}.AllreduceSchedule(c.n, r, count, e, c.ordered)
+			if !reflect.DeepEqual(got, c.want(c.n, r, count)) {
+				t.Errorf("n %d, %d bytes, ordered %v: rank %d's schedule is not %s", c.n, c.bytes, c.ordered, r, c.name)
+			}
+		}
+	}
+}
