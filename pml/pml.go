@@ -211,6 +211,9 @@ func New(cfg Config) (*PML, error) {
 		m.Register(btl.TagPMLFin, p.onFin)
 		m.Register(btl.TagPMLCtl, p.onCtl)
 		m.OnPeerLost(p.onPeerLost)
+		if sp, ok := m.(btl.SerialProgress); ok {
+			sp.SerializeProgress() // progressLocked, sleep and Close hold progMu
+		}
 	}
 	p.startBackground()
 	return p, nil
