@@ -1,7 +1,9 @@
 package pml
 
 import (
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/gorun-mpi/gorun/btl"
 	"github.com/gorun-mpi/gorun/btl/self"
@@ -80,5 +82,46 @@ func TestHotPathAllocs(t *testing.T) {
 				t.Errorf("%s of %d bytes: %.1f allocations per message, want 0", tc.name, n, a)
 			}
 		}
+	}
+}
+
+// TestSleepAllocs: a wait that sleeps in the transport and is woken by a
+// message allocates nothing when it is the rank's only waiting goroutine
+// (the sleeper role's hand-off makes a new channel only when another
+// goroutine waited on the old one).
+func TestSleepAllocs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a segment")
+	}
+	c := smCommsSpin(t, 1)
+	sbuf, rbuf := make([]byte, 8), make([]byte, 8)
+	var ready atomic.Bool
+	kick, sent := make(chan struct{}), make(chan struct{})
+	go func() {
+		for range kick {
+			time.Sleep(200 * time.Microsecond) // rank 1 goes to sleep meanwhile
+			ready.Store(true)
+			if err := c[0].Send(sbuf, 1, 5, false); err != nil {
+				t.Error(err)
+			}
+			sent <- struct{}{}
+		}
+	}()
+	defer close(kick)
+	p := c[1].p
+	op := func() {
+		kick <- struct{}{}
+		if err := p.WaitFor(ready.Load); err != nil {
+			t.Fatal(err)
+		}
+		<-sent
+		ready.Store(false)
+		if _, err := c[1].Recv(rbuf, 0, 5); err != nil {
+			t.Fatal(err)
+		}
+	}
+	op() // warm the free lists
+	if a := testing.AllocsPerRun(20, op); a != 0 {
+		t.Errorf("%.1f allocations per sleeping wait, want 0", a)
 	}
 }

@@ -23,7 +23,7 @@ import (
 // progMu and sleeps in the primary Sleeper (see btl.Sleeper for how it is
 // chosen), after arming the other Sleepers (Watchers) to wake it; the
 // others wait on their request's channel or on gen, which the sleeper
-// closes when it gives the role up. Local events that no peer announces (a
+// closes when it gives the role up (and replaces, when one took it). Local events that no peer announces (a
 // send to self, a cancel, a lost peer, Close) kick the sleeper.
 //
 // Other goroutines of the rank. With GOMAXPROCS at the rank's share of the
@@ -52,7 +52,11 @@ type waitState struct {
 
 	active atomic.Bool // a goroutine holds the sleeper role
 	genMu  sync.Mutex
-	gen    chan struct{} // closed when the sleeper role is given up
+	gen    chan struct{} // closed when the sleeper role is given up, if taken
+	// genTaken says that a waiter took gen since it was made (genMu): a
+	// sleeper that gives the role up replaces gen only then, so a rank
+	// whose one goroutine sleeps allocates nothing per sleep.
+	genTaken bool
 
 	// idleTick counts idle polls (see idleFor). An atomic add is no extra
 	// cost there: each poll already takes and drops two locks.
@@ -534,8 +538,10 @@ func (p *PML) block(ctx context.Context, done <-chan struct{}, wc func() chan st
 		// later sleeper will close that gen.
 		w.active.Store(false)
 		w.genMu.Lock()
-		close(w.gen)
-		w.gen = make(chan struct{})
+		if w.genTaken {
+			close(w.gen)
+			w.gen, w.genTaken = make(chan struct{}), false
+		}
 		w.genMu.Unlock()
 		if p.closed.Load() {
 			return errClosed
@@ -551,6 +557,7 @@ func (p *PML) block(ctx context.Context, done <-chan struct{}, wc func() chan st
 	}
 	w.genMu.Lock()
 	g := w.gen
+	w.genTaken = true
 	w.genMu.Unlock()
 	if !w.active.Load() {
 		return nil // the role freed meanwhile: contend again
