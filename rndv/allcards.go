@@ -51,12 +51,15 @@ func WaitAllCards(dir string, rank, n int, timeout time.Duration) ([]Card, error
 		return nil, fmt.Errorf("rndv: WaitAllCards for rank %d of %d ranks; allowed: 1..%d ranks", rank, n, MaxRanks)
 	}
 	deadline := time.Now().Add(timeout)
-	// Without inotify, polls are a stat each; the longest pause grows with
-	// the job, so that n waiting ranks cost about the same whatever n.
+	// Without a wake FIFO, polls are a stat each; the longest pause grows
+	// with the job, so that n waiting ranks cost about the same whatever n.
 	maxSleep := max(pollMax, time.Duration(n)*20*time.Microsecond)
 	path := AllCardsPath(dir)
 	w := openWake(dir, allCardsFile)
 	defer w.close()
+	if w != nil {
+		w.every = fifoPause(n)
+	}
 	for sleep := pollMin; ; sleep = min(2*sleep, maxSleep) {
 		data, err := readLimited(path, int64(n)*maxFileSize)
 		if err == nil {
@@ -133,14 +136,37 @@ func ParseAllCards(data []byte, n int) ([]Card, error) {
 	return cards, nil
 }
 
-// readLimited reads path, refusing files larger than limit.
+// readLimited reads path, refusing files larger than limit. A missing
+// file is fs.ErrNotExist itself (the waiters' common case, so no error is
+// built for it). The buffer is the file's size (plus one byte, to see a
+// file that grew): every rank reads this file once, and at 1024 ranks
+// io.ReadAll's doubling buffers cost each of them 4x the file's pages.
 func readLimited(path string, limit int64) ([]byte, error) {
 	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fs.ErrNotExist
+	}
 	if err != nil {
 		return nil, fmt.Errorf("rndv: %w", err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	var data []byte
+	if st, serr := f.Stat(); serr == nil && st.Size() > 0 && st.Size() <= limit {
+		buf := make([]byte, st.Size()+1)
+		var n int
+		n, err = io.ReadFull(f, buf)
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			err = nil
+		}
+		data = buf[:n]
+		if err == nil && n == len(buf) { // grew since the Stat: read the rest
+			var rest []byte
+			rest, err = io.ReadAll(io.LimitReader(f, limit+1-int64(n)))
+			data = append(data, rest...)
+		}
+	} else {
+		data, err = io.ReadAll(io.LimitReader(f, limit+1))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("rndv: reading %s: %w", path, err)
 	}

@@ -1,6 +1,11 @@
 package rndv
 
 import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -143,5 +148,62 @@ func TestParseCardFastTakesFormatCard(t *testing.T) {
 		if !ok || !reflect.DeepEqual(got, c) {
 			t.Fatalf("parseCardFast(%q) = %+v, %v; want %+v", data, got, ok, c)
 		}
+	}
+}
+
+// TestWaitAllCardsWokenByRankZeroGone: a rank already waiting for the
+// all-cards file is woken by rank 0's gone record (the launcher's
+// PublishGone wakes the FIFO), not left to its next own check, which in a
+// large job comes seconds later (fifoPause).
+func TestWaitAllCardsWokenByRankZeroGone(t *testing.T) {
+	dir := t.TempDir()
+	const n = MaxRanks
+	done := make(chan error, 1)
+	go func() {
+		_, err := WaitAllCards(dir, 1, n, time.Minute)
+		done <- err
+	}()
+	for { // the waiter holds the FIFO's read end once the FIFO exists
+		if _, err := os.Stat(wakePath(dir, allCardsFile)); err == nil {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond) // past its first checks, into the long pause
+	if err := PublishGone(dir, Gone{Version: GoneVersion, Rank: 0, How: "exited with status 0"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "rank 0 exited with status 0 before it joined") {
+			t.Fatalf("WaitAllCards = %v; want rank 0's gone error", err)
+		}
+	case <-time.After(fifoPause(n) / 2):
+		t.Fatalf("the waiter was not woken by rank 0's gone record within %v (its own check comes every %v)", fifoPause(n)/2, fifoPause(n))
+	}
+}
+
+// TestReadLimited: the file whole, whatever its size up to the limit; a
+// larger file refused; a missing one fs.ErrNotExist.
+func TestReadLimited(t *testing.T) {
+	dir := t.TempDir()
+	for _, size := range []int{1, 511, 512, 513, 70000} {
+		path := filepath.Join(dir, "f")
+		want := bytes.Repeat([]byte("x"), size)
+		if err := os.WriteFile(path, want, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		got, err := readLimited(path, 70000)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("size %d: %d bytes, %v; want the file", size, len(got), err)
+		}
+		if size > 1 {
+			if _, err := readLimited(path, int64(size-1)); err == nil || !strings.Contains(err.Error(), "larger than") {
+				t.Errorf("size %d, limit %d: %v; want refused", size, size-1, err)
+			}
+		}
+	}
+	if _, err := readLimited(filepath.Join(dir, "none"), 10); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing file: %v; want fs.ErrNotExist", err)
 	}
 }

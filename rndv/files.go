@@ -57,30 +57,27 @@ func WaitCards(dir string, n int, timeout time.Duration) ([]Card, error) {
 	w := newDirWatch(dir)
 	defer w.close()
 	isRecord := func(name string) bool { return strings.HasPrefix(name, "card.") || strings.HasPrefix(name, "gone.") }
+	// names are the files to look at: the whole directory at first, then
+	// the records the watch's events name (each publication is one rename
+	// event, and the watch exists before the first listing), or the whole
+	// directory again when the watch has no names to give. Listing the
+	// directory at every event cost rank 0 O(n) per card, O(n²) in all.
+	var names []string
 	for sleep := pollMin; ; sleep = min(2*sleep, pollMax) {
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			return nil, fmt.Errorf("rndv: reading business cards: %w", err)
-		}
-		for _, e := range entries {
-			if r, ok := rankOfName("gone.", e.Name()); ok && r < n && !have[r] {
-				if err := goneError(dir, e.Name(), r); err != nil {
-					return nil, err
-				}
-			}
-			r, ok := rankOfName("card.", e.Name())
-			if !ok || r >= n || have[r] {
-				continue
-			}
-			c, err := ReadCard(filepath.Join(dir, e.Name()))
+		if names == nil {
+			entries, err := os.ReadDir(dir)
 			if err != nil {
+				return nil, fmt.Errorf("rndv: reading business cards: %w", err)
+			}
+			names = make([]string, len(entries))
+			for i, e := range entries {
+				names[i] = e.Name()
+			}
+		}
+		for _, name := range names {
+			if err := takeCard(dir, name, cards, have, &missing); err != nil {
 				return nil, err
 			}
-			if c.Rank != r {
-				return nil, fmt.Errorf("rndv: %s holds the card of rank %d; want rank %d", filepath.Join(dir, e.Name()), c.Rank, r)
-			}
-			cards[r], have[r] = c, true
-			missing--
 		}
 		if missing == 0 {
 			return cards, nil
@@ -89,8 +86,34 @@ func WaitCards(dir string, n int, timeout time.Duration) ([]Card, error) {
 			return nil, fmt.Errorf("rndv: timed out after %v waiting for the business cards of %s in %s",
 				timeout, listMissing(have), dir)
 		}
-		w.wait(min(w.pause(sleep), time.Until(deadline)), isRecord)
+		names = w.wait(min(w.pause(sleep), time.Until(deadline)), isRecord)
 	}
+}
+
+// takeCard looks at one file of the session directory for WaitCards: a
+// gone record of a rank without a card is an error, a card not yet taken
+// is read into cards.
+func takeCard(dir, name string, cards []Card, have []bool, missing *int) error {
+	n := len(cards)
+	if r, ok := rankOfName("gone.", name); ok && r < n && !have[r] {
+		if err := goneError(dir, name, r); err != nil {
+			return err
+		}
+	}
+	r, ok := rankOfName("card.", name)
+	if !ok || r >= n || have[r] {
+		return nil
+	}
+	c, err := ReadCard(filepath.Join(dir, name))
+	if err != nil {
+		return err
+	}
+	if c.Rank != r {
+		return fmt.Errorf("rndv: %s holds the card of rank %d; want rank %d", filepath.Join(dir, name), c.Rank, r)
+	}
+	cards[r], have[r] = c, true
+	*missing--
+	return nil
 }
 
 // listMissing names the ranks whose card is missing, at most 16 of them:

@@ -77,13 +77,21 @@ func GonePath(dir string, rank int) string {
 
 // PublishGone records, for the launcher, that g.Rank ended without a card.
 // The caller must have seen that the rank's card is absent after the rank
-// ended: a card and a gone record of the same rank never coexist.
+// ended: a card and a gone record of the same rank never coexist. Rank 0's
+// record wakes the ranks waiting for the all-cards file, which rank 0 will
+// never write (rank 0 itself watches the directory for the others').
 func PublishGone(dir string, g Gone) error {
 	data, err := FormatGone(g)
 	if err != nil {
 		return err
 	}
-	return WriteAtomic(GonePath(dir, g.Rank), data)
+	if err := WriteAtomic(GonePath(dir, g.Rank), data); err != nil {
+		return err
+	}
+	if g.Rank == 0 {
+		wakeAll(dir, allCardsFile)
+	}
+	return nil
 }
 
 // ReadGone reads and validates one gone record. A missing record is an

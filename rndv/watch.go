@@ -56,18 +56,21 @@ func (w *dirWatch) pause(sleep time.Duration) time.Duration {
 	return watchPoll
 }
 
-// wait blocks for at most d, or until an event names a file for which
-// match is true (or the event queue overflowed).
-func (w *dirWatch) wait(d time.Duration, match func(name string) bool) {
+// wait blocks for at most d, or until events name files for which match
+// is true. It returns those names, all of them that the events read so
+// far carry; none (a nil slice) when d ran out, when the event queue
+// overflowed, or without inotify: the caller then looks at the whole
+// directory.
+func (w *dirWatch) wait(d time.Duration, match func(name string) bool) []string {
 	if w == nil {
 		time.Sleep(d)
-		return
+		return nil
 	}
 	deadline := time.Now().Add(d)
 	for {
 		rem := time.Until(deadline)
 		if rem <= 0 {
-			return
+			return nil
 		}
 		fds := []unix.PollFd{{Fd: int32(w.fd), Events: unix.POLLIN}}
 		n, err := unix.Poll(fds, int(rem/time.Millisecond)+1)
@@ -76,26 +79,32 @@ func (w *dirWatch) wait(d time.Duration, match func(name string) bool) {
 		}
 		if err != nil {
 			time.Sleep(rem)
-			return
+			return nil
 		}
 		if n == 0 {
-			return
+			return nil
 		}
 		k, err := unix.Read(w.fd, w.buf[:])
 		if err != nil {
 			continue // EAGAIN: another reader of the same fd; never here
 		}
+		var names []string
 		for off := 0; off+unix.SizeofInotifyEvent <= k; {
 			ev := (*unix.InotifyEvent)(unsafe.Pointer(&w.buf[off]))
 			end := off + unix.SizeofInotifyEvent + int(ev.Len)
 			if end > k {
 				break
 			}
-			name := string(bytes.TrimRight(w.buf[off+unix.SizeofInotifyEvent:end], "\x00"))
-			if ev.Mask&unix.IN_Q_OVERFLOW != 0 || match(name) {
-				return
+			if ev.Mask&unix.IN_Q_OVERFLOW != 0 {
+				return nil
+			}
+			if name := string(bytes.TrimRight(w.buf[off+unix.SizeofInotifyEvent:end], "\x00")); match(name) {
+				names = append(names, name)
 			}
 			off = end
+		}
+		if names != nil {
+			return names
 		}
 	}
 }
