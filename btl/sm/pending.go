@@ -45,6 +45,11 @@ func (m *Module) Flushed(peer int, mark uint64) bool {
 	return done || p.lost.Load()
 }
 
+// NoneQueued reports whether no peer's pending queue holds a send: every
+// send accepted so far has been handed over (Finalize then needs no
+// QueueMark per peer).
+func (m *Module) NoneQueued() bool { return m.pendPeers.Load() == 0 }
+
 var (
 	_ btl.Sleeper = (*Module)(nil)
 	_ btl.Flusher = (*Module)(nil)
