@@ -33,3 +33,25 @@ func TestAllreduceSelection(t *testing.T) {
 		}
 	}
 }
+
+// Auto selection for Bcast: binomial below 4 MiB or on fewer than 4 ranks.
+func TestBcastSelection(t *testing.T) {
+	cases := []struct {
+		n, bytes int
+		want     func(n, r, root, count int) Schedule
+		name     string
+	}{
+		{4, 1 << 20, BcastBinomial, "binomial"},
+		{4, 2 << 20, BcastBinomial, "binomial"},
+		{4, 4 << 20, BcastScatterAllgather, "scatter_allgather"},
+		{3, 8 << 20, BcastBinomial, "binomial"},
+	}
+	for _, c := range cases {
+		for r := 0; r < c.n; r++ {
+			got := Config{}.BcastSchedule(c.n, r, 1, c.bytes, 1)
+			if !reflect.DeepEqual(got, c.want(c.n, r, 1, c.bytes)) {
+				t.Errorf("n %d, %d bytes: rank %d's schedule is not %s", c.n, c.bytes, r, c.name)
+			}
+		}
+	}
+}
