@@ -415,7 +415,7 @@ func iallgather[T Scalar](c *Comm, send, recv []T, block bool) (*Request, error)
 		if len(recv) != n*count {
 			return nil, lenErr("Allgather", "recv", len(recv), n*count)
 		}
-		copy(recv[me*count:], send)
+		coll.CopyBytes(asBytes(recv[me*count:]), asBytes(send))
 	}
 	e := elemSize[T]()
 	if t := c.shmTeamIf(block, count*e); t != nil {
@@ -553,7 +553,7 @@ func Allgatherv[T Scalar](c *Comm, send, recv []T, counts, displs []int) error {
 		if len(send) != counts[me] {
 			return lenErr("Allgatherv", "send", len(send), counts[me])
 		}
-		copy(recv[displs[me]:], send)
+		coll.CopyBytes(asBytes(recv[displs[me]:]), asBytes(send))
 	}
 	s := coll.AllgathervRing(n, me, counts, displs)
 	s.Coll = coll.KAllgatherv
