@@ -9,6 +9,15 @@ import (
 	"github.com/gorun-mpi/gorun/pml/match"
 )
 
+// streamingOn makes c's rank batch its next poll's deliveries, as after a
+// poll that delivered a run (recv.go): the tests below exercise the held
+// lock from the first poll on.
+func streamingOn(c *Comm) {
+	c.p.progMu.Lock()
+	c.p.streaming = true
+	c.p.progMu.Unlock()
+}
+
 // batchMsg is one message of the batch-delivery tests: its tag, size and
 // whether it is sent synchronously.
 type batchMsg struct {
@@ -52,6 +61,7 @@ func TestBatchDeliveryKeepsOrder(t *testing.T) {
 			}
 			return
 		}
+		streamingOn(c)
 		<-sent
 		// Expected: per tag, the messages in send order.
 		var byTag [2][]int
@@ -180,6 +190,7 @@ func TestBatchThenOtherCallbacks(t *testing.T) {
 	posted, acked := make(chan struct{}), make(chan struct{})
 	big := pattern(5000, 3)
 	job(t, newFakeNet(2, 256, 1024), func(t *testing.T, c *Comm) {
+		streamingOn(c)
 		if c.Rank() == 0 {
 			var r, ss, rs, es Request
 			buf := make([]byte, 8)
@@ -246,6 +257,7 @@ func TestBatchThenPeerLost(t *testing.T) {
 			close(gone)
 			return
 		}
+		streamingOn(c)
 		<-gone
 		var r1, r2 Request
 		buf := make([]byte, 8)
@@ -261,5 +273,47 @@ func TestBatchThenPeerLost(t *testing.T) {
 		if _, err := r2.Wait(nil); !errors.Is(err, errs.ErrPeerLost) {
 			t.Errorf("receive after the loss: %v; want ErrPeerLost", err)
 		}
+	})
+}
+
+// TestBatchOnlyWhileStreaming: a rank batches its deliveries only after a
+// poll that delivered more than one message; a poll with one (a
+// ping-pong) turns batching off, and polls that deliver nothing leave it.
+func TestBatchOnlyWhileStreaming(t *testing.T) {
+	net := newFakeNet(2, 256, 1024)
+	step, ack := make(chan int), make(chan struct{})
+	job(t, net, func(t *testing.T, c *Comm) {
+		if c.Rank() == 0 {
+			for n := range step {
+				for range n {
+					if err := c.Send(pattern(8, n), 1, 1, false); err != nil {
+						t.Error(err)
+					}
+				}
+				ack <- struct{}{}
+			}
+			return
+		}
+		p := c.p
+		for _, tc := range []struct {
+			n    int
+			want bool
+		}{{1, false}, {3, true}, {0, true}, {1, false}, {2, true}} {
+			step <- tc.n
+			<-ack
+			p.Progress()
+			p.progMu.Lock()
+			got, held := p.streaming, p.delivering
+			p.progMu.Unlock()
+			if got != tc.want || held {
+				t.Errorf("after a poll of %d messages: streaming %v (want %v), mu still held %v", tc.n, got, tc.want, held)
+			}
+			for range tc.n {
+				if _, err := c.Recv(make([]byte, 8), 0, 1); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		close(step)
 	})
 }

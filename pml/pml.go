@@ -132,6 +132,11 @@ type PML struct {
 	// delivering: this Progress pass holds mu for the eager deliveries of
 	// the BTL it polls (recv.go, lockDelivery); guarded by progMu.
 	delivering bool
+	// arrived counts the messages of the module's current pass, and
+	// streaming says whether its previous pass delivered more than one:
+	// only then does a pass keep mu between deliveries (recv.go).
+	arrived   int
+	streaming bool
 
 	activeSends atomic.Int64 // send requests started and not finished (Finalize waits for 0)
 	nlost       atomic.Int32 // peers reported lost

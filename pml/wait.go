@@ -172,7 +172,7 @@ func (p *PML) progressLocked() int {
 	n := 0
 	for _, m := range p.mods {
 		n += m.Progress()
-		p.endDelivery() // the poll's batch of deliveries (recv.go)
+		p.endPass() // the poll's batch of deliveries (recv.go)
 	}
 	return n
 }
