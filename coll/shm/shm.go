@@ -270,10 +270,13 @@ func (t *Team) Barrier() error {
 // waits for a core), and every reader of a Bcast that follows waits a
 // round trip through the scheduler for it; through the root, the next
 // Bcast's data is there before its readers come. Seeing done[lead] >= s
-// proves every rank arrived, so done[j] >= s-1 for all j.
+// proves every rank arrived, so done[j] >= s-1 for all j. lead publishes
+// its arrival too, so that a rank that takes the flat Barrier here (its
+// Hooks.Lead differs: an oversubscription seen differently) still gets
+// through.
 func (t *Team) leadBarrier(s uint64, lead int) error {
+	t.publish(t.arrive(t.me, s), s)
 	if t.me != lead {
-		t.publish(t.arrive(t.me, s), s)
 		d := t.done(lead)
 		if err := t.wait(func() bool { return d.Load() >= s }); err != nil {
 			return err

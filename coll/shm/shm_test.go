@@ -167,6 +167,37 @@ func run(tm *Team, n, r, iters, slot int) error {
 	return nil
 }
 
+// Ranks that disagree on Hooks.Lead (each decides from what it sees of
+// the machine) still get through every Barrier after a Bcast.
+func TestMixedLead(t *testing.T) {
+	const n, slot = 3, 256 // the Bcasts before Barriers in run have root 0, a leading rank
+	path := filepath.Join(t.TempDir(), "seg")
+	if err := Create(path, n, slot); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for r := 0; r < n; r++ {
+		tm, err := Open(path, n, r, slot, Hooks{Lead: r%2 == 0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { tm.Close() })
+		wg.Add(1)
+		go func(r int) {
+			defer wg.Done()
+			errs <- run(tm, n, r, 240, slot)
+		}(r)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // A root that runs ahead through many Bcasts and Reduces never overwrites
 // a slot another rank has not read: the slow ranks see every value.
 func TestRootRunsAhead(t *testing.T) {
