@@ -23,7 +23,9 @@ MODE is lat, bw, bibw or mr (two ranks, one per host). The script:
      e.g. main's build, for A/B comparisons in one session);
   4. prints per size the median of each side and the ratios gorun / other
      (lat: lower is better for gorun; bw, bibw, mr: higher is better);
-  5. deletes everything it created, also on failure or Ctrl-C.
+  5. deletes everything it created, also on failure or Ctrl-C; stopped
+     (SIGTERM, SIGHUP, Ctrl-C) after at least one round of a mode, it
+     first reports that mode from the rounds that finished.
 
 Only same-run ratios mean anything on a shared machine; numbers taken while
 other work runs are noise.
@@ -230,12 +232,20 @@ def main():
     lab = Lab([work] + ([base] if base else []))
     lab.up()
     for mode in a.modes:
-        res = {}
-        for r in range(a.rounds):
-            for name, cmd in commands(lab, work, base, mode, a.max).items():
-                for size, v in parse(mode, run_side(lab, work, name, cmd, a.timeout)).items():
-                    res.setdefault(name, {}).setdefault(size, []).append(v)
-            print(f"# {mode}: round {r + 1}/{a.rounds} done", file=sys.stderr)
+        res, done = {}, 0
+        try:
+            for r in range(a.rounds):
+                for name, cmd in commands(lab, work, base, mode, a.max).items():
+                    for size, v in parse(mode, run_side(lab, work, name, cmd, a.timeout)).items():
+                        res.setdefault(name, {}).setdefault(size, []).append(v)
+                done = r + 1
+                print(f"# {mode}: round {done}/{a.rounds} done", file=sys.stderr)
+        except (SystemExit, KeyboardInterrupt):
+            # Stopped (timeout, Ctrl-C): the rounds that finished still count.
+            if done:
+                print(f"# {mode}: stopped after {done} of {a.rounds} rounds", file=sys.stderr)
+                report(mode, done, {n: {s: v[:done] for s, v in sizes.items()} for n, sizes in res.items()})
+            raise
         report(mode, a.rounds, res)
 
 
