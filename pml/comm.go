@@ -484,7 +484,7 @@ func (c *Comm) barrierLocked() error {
 		if err := cc.Send(nil, (me+k)%n, tagBarrier, false); err != nil {
 			return err
 		}
-		if _, err := rr.Wait(nil); err != nil {
+		if _, err := c.p.waitBarrier(&rr); err != nil {
 			return err
 		}
 	}

@@ -72,8 +72,9 @@
 // Request from PML.spare (or the pool) and put it back after their wait.
 //
 // Waiting (wait.go): a blocking call polls Progress for SpinCount idle
-// polls, and SpinUsec more microseconds when the rank has a core of its
-// own (oversubscribed, each idle poll yields the core), then one waiting
+// polls, and SpinUsec more microseconds (a Barrier at least 20 ms) when
+// the rank has a core of its own (oversubscribed, each idle poll yields
+// the core), then one waiting
 // goroutine (the sleeper) sleeps in the transport
 // chosen by capability (btl.Sleeper, btl.Watcher: sm's futex, a socket
 // poller, or the PML's own channel when no BTL sleeps), while the others

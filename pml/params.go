@@ -10,8 +10,8 @@ import (
 var Params = mca.Declare("pml_ob1", []mca.Field[Config]{
 	mca.Int("pml_ob1_spin_count", "1000", 0, 1<<30, func(c *Config) *int { return &c.SpinCount },
 		"progress polls before a waiting rank sleeps until a sender wakes it (divided by the excess when yielding with more than 8 ranks per core)").Deprecated("btl_sm_spin_count"),
-	mca.Int("pml_ob1_spin_time", "20000", 0, 10_000_000, func(c *Config) *int { return &c.SpinUsec },
-		"microseconds a waiting rank with a core of its own keeps polling after pml_ob1_spin_count polls before it sleeps (not when yielding): a sleep and its wake cost the next milliseconds (the Go runtime's monitor thread, taking the rank's P back, wakes every 20 us for a while); 0: sleep after the count"),
+	mca.Int("pml_ob1_spin_time", "0", 0, 10_000_000, func(c *Config) *int { return &c.SpinUsec },
+		"microseconds a waiting rank with a core of its own keeps polling after pml_ob1_spin_count polls before it sleeps (not when yielding; a Barrier at least 20000): a sleep and its wake cost the next milliseconds (the Go runtime's monitor thread, taking the rank's P back, wakes every 20 us for a while), but while a wait polls, the timers of the rank's other goroutines fire late; 0: sleep after the count"),
 	mca.Size("pml_ob1_unexpected_limit", "64m", 0, 1<<40, func(c *Config) *int64 { return &c.UnexpectedLimit },
 		"bytes of eager payload a rank may be sent before it has matched them, shared among its peers as credit; a sender out of credit uses rendezvous even below the eager limit (warned once), so a program that needs more unmatched eager data must raise it (0: no limit)"),
 	mca.Enum("pml_ob1_yield_when_idle", "auto", []string{"auto", "yes", "no"}, func(c *Config) *string { return &c.YieldWhenIdle },

@@ -19,12 +19,14 @@ import (
 // yields its core between idle polls when the rank is oversubscribed,
 // passes through Go's scheduler now and then, and blocks when its spin
 // phase is over: SpinCount idle polls and, when the rank has a core of its
-// own, pml_ob1_spin_time more (see spun). One blocked goroutine at a time (the sleeper) holds
-// progMu and sleeps in the primary Sleeper (see btl.Sleeper for how it is
-// chosen), after arming the other Sleepers (Watchers) to wake it; the
-// others wait on their request's channel or on gen, which the sleeper
-// closes when it gives the role up (and replaces, when one took it). Local events that no peer announces (a
-// send to self, a cancel, a lost peer, Close) kick the sleeper.
+// own, pml_ob1_spin_time more (a Barrier's waits at least barrierSpin; see
+// spun). One blocked goroutine at a time (the sleeper) holds progMu and
+// sleeps in the primary Sleeper (see btl.Sleeper for how it is chosen),
+// after arming the other Sleepers (Watchers) to wake it; the others wait
+// on their request's channel or on gen, which the sleeper closes when it
+// gives the role up (and replaces, when one took it). Local events that
+// no peer announces (a send to self, a cancel, a lost peer, Close) kick
+// the sleeper.
 //
 // Other goroutines of the rank. With GOMAXPROCS at the rank's share of the
 // cores (often 1), a waiting goroutine holds the rank's only P while it
@@ -211,11 +213,36 @@ func (p *PML) othersFirst() {
 // waitLook is Wait; look says whether to look for other goroutines ready to
 // run as it starts (false: the caller just did, see othersFirst).
 func (p *PML) waitLook(ctx context.Context, r *Request, look bool) error {
+	return p.waitSpin(ctx, r, look, 0)
+}
+
+// waitBarrier is Wait for a Barrier's message: its spin phase lasts at
+// least barrierSpin (see there).
+func (p *PML) waitBarrier(r *Request) (Status, error) {
+	if err := p.waitSpin(nil, r, true, barrierSpin); err != nil {
+		return Status{}, err
+	}
+	return r.status, r.err
+}
+
+// barrierSpin is the least spin time of a Barrier's waits (see spun for
+// why a rank with a core of its own polls rather than sleeps). Programs
+// time what follows a Barrier: ranks that left Init or allocated their
+// buffers a few milliseconds apart met in a sleeping Barrier, and the
+// first size a benchmark measured after it (0 B) came out at 1.3-2.8x the
+// next one. Other waits spin pml_ob1_spin_time (0 by default): while a
+// wait spins, the rank's other goroutines' timers fire late (a 1 ms
+// time.Sleep beside a Recv spinning 20 ms: 130-165 us late against 85-110
+// when the Recv sleeps, osu goroutine mode).
+const barrierSpin = 20 * time.Millisecond
+
+// waitSpin is waitLook with a spin phase's timed part of at least spin.
+func (p *PML) waitSpin(ctx context.Context, r *Request, look bool, spin time.Duration) error {
 	var done <-chan struct{}
 	if ctx != nil {
 		done = ctx.Done()
 	}
-	var idle idleState
+	idle := idleState{minSpin: spin}
 	if !look {
 		idle.polls = 1 // and not at the first idle poll either
 	} else if !r.Done() && p.wait.othersReady() {
@@ -301,19 +328,21 @@ type idleState struct {
 	spins   int
 	spinEnd time.Time
 	spent   bool
+	minSpin time.Duration // the least spin time (waitSpin)
 }
 
 // restart begins a new spin phase: the wait handled an event.
 func (st *idleState) restart() { st.spins, st.spinEnd, st.spent = 0, time.Time{}, false }
 
 // spinClockEvery: idle polls between two reads of the clock in the timed
-// part of a spin phase (a read costs about as much as a poll).
+// part of a spin phase (a read costs about as much as a poll), each with a
+// pass through Go's scheduler (about 100 ns; every 5-10 us of polling).
 const spinClockEvery = 256
 
 // spun counts an idle poll of a wait's spin phase and reports whether the
 // phase is over, so that the wait blocks: after SpinCount idle polls, and
 // when the rank has a core of its own (not Yield) after SpinUsec more
-// microseconds (pml_ob1_spin_time).
+// microseconds (pml_ob1_spin_time; a Barrier's waits at least barrierSpin).
 // Oversubscribed, each idle poll yields the core to ranks that need it,
 // and the count alone bounds the phase. With a core of its own the rank
 // polls on: a sleep in the transport is a system call, after 20 us of
@@ -324,7 +353,8 @@ const spinClockEvery = 256
 // apart met in a sleeping Barrier, and the first size a benchmark measured
 // after it (0 B) came out at 1.3-2.8x the next one; a wait that outlasts
 // the count by less than the spin time ends without the system call (the
-// same as Open MPI's ranks, which never sleep). The clock is read from the
+// same as Open MPI's ranks, which never sleep), at the price of the
+// rank's other goroutines' timers (see barrierSpin). The clock is read from the
 // SpinCount-th idle poll on, not before: the waits of a ping-pong end
 // within a few polls and pay nothing for it.
 func (p *PML) spun(st *idleState) bool {
@@ -335,14 +365,22 @@ func (p *PML) spun(st *idleState) bool {
 	if st.spins < p.cfg.SpinCount {
 		return false
 	}
-	if p.cfg.Yield || p.cfg.SpinUsec <= 0 {
+	spin := max(time.Duration(p.cfg.SpinUsec)*time.Microsecond, st.minSpin)
+	if p.cfg.Yield || spin <= 0 {
 		return true
 	}
 	if st.spinEnd.IsZero() {
-		st.spinEnd = time.Now().Add(time.Duration(p.cfg.SpinUsec) * time.Microsecond)
+		st.spinEnd = time.Now().Add(spin)
 		return false
 	}
-	return (st.spins-p.cfg.SpinCount)%spinClockEvery == 0 && time.Now().After(st.spinEnd)
+	if (st.spins-p.cfg.SpinCount)%spinClockEvery != 0 {
+		return false
+	}
+	// Timers of the rank's other goroutines run when the P passes through
+	// the scheduler: the sleep this phase replaces would have let the
+	// runtime hand the P over within tens of microseconds.
+	runtime.Gosched()
+	return time.Now().After(st.spinEnd)
 }
 
 // othersEvery: idle polls between two looks at the run queues (see the
