@@ -168,3 +168,16 @@ func BenchmarkPingPongOneGoroutine(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkIdleProgress is one poll of an idle rank (sm and self, no
+// message): a waiting rank polls back to back, and a message that arrives
+// mid-poll waits for the rest of it.
+func BenchmarkIdleProgress(b *testing.B) {
+	comms := smComms(b)
+	p := comms[0].p
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		p.Progress()
+	}
+}
