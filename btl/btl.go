@@ -183,17 +183,6 @@ type Progressor interface {
 	ProgressWithin() time.Duration
 }
 
-// SerialProgress is a module that can skip its own progress lock when its
-// caller serializes every call of Progress, Sleep and Close (the PML makes
-// them all under its progress lock, and says so by calling
-// SerializeProgress once, before the first Progress). Progress then costs
-// no locked instruction of the module's own: a waiting rank calls it back
-// to back, and the lock's acquire and release were two of the few locked
-// instructions between a message's arrival and its receive's return.
-type SerialProgress interface {
-	SerializeProgress()
-}
-
 // JobBarrier is a module whose ranks share memory in which they can meet
 // at Finalize without messages (sm): the PML uses it, instead of a barrier
 // of messages, when the module reaches every other rank of the world. A

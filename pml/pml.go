@@ -219,9 +219,6 @@ func New(cfg Config) (*PML, error) {
 			pl.RegisterPlace(btl.TagPMLFrag, p.placeFrag, p.fragLanded)
 		}
 		m.OnPeerLost(p.onPeerLost)
-		if sp, ok := m.(btl.SerialProgress); ok {
-			sp.SerializeProgress() // progressLocked, sleep and Close hold progMu
-		}
 	}
 	p.startBackground()
 	return p, nil

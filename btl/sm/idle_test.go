@@ -75,26 +75,3 @@ func TestIdleSeesWork(t *testing.T) {
 		t.Fatalf("both idle with acks left %v, pending peers %d", b.acksLeft.Load(), b.pendPeers.Load())
 	}
 }
-
-// TestSerializeProgress: once its caller says it serializes Progress
-// (btl.SerialProgress, as the PML does), Progress delivers without
-// progMu; before, it defers to whoever holds the lock.
-func TestSerializeProgress(t *testing.T) {
-	mods := newJob(t, 2, DefaultConfig())
-	a, b := mods[0], mods[1]
-	var got int
-	b.Register(btl.TagPMLMatch, func(src int, data []byte) { got++ })
-	if _, err := a.Send(1, btl.TagPMLMatch, make([]byte, 16), nil, nil); err != nil {
-		t.Fatal(err)
-	}
-	b.progMu.Lock() // held elsewhere, as by a concurrent caller
-	if n := b.Progress(); n != 0 || got != 0 {
-		t.Fatalf("Progress with progMu held elsewhere handled %d, delivered %d; want 0, 0", n, got)
-	}
-	var _ btl.SerialProgress = b
-	b.SerializeProgress()
-	if n := b.Progress(); n != 1 || got != 1 {
-		t.Fatalf("serialized Progress handled %d, delivered %d; want 1, 1", n, got)
-	}
-	b.progMu.Unlock()
-}

@@ -47,14 +47,10 @@ type Module struct {
 	eager    *fragPool
 	maxFrags *fragPool
 
-	recv   [btl.NumTags]btl.RecvFunc
-	onLost func(peer int)
-	progMu sync.Mutex // held by the one goroutine inside Progress, unless serial
-	prog   progState  // guarded by progMu, or by the caller's serialization (serial)
-	// serial: the caller serializes Progress, Sleep and Close
-	// (SerializeProgress, called before the first Progress): Progress
-	// takes no progMu.
-	serial    bool
+	recv      [btl.NumTags]btl.RecvFunc
+	onLost    func(peer int)
+	progMu    sync.Mutex // held by the one goroutine inside Progress
+	prog      progState  // guarded by progMu
 	pendPeers atomic.Int32
 	// recvEpoch counts polls that found messages (written by Progress
 	// only; senders read it to tell a burst from a ping-pong, see publish).

@@ -16,37 +16,19 @@ const (
 
 // Progress delivers arrived fragments, returns acknowledged fragments to
 // their pools, sends queued acks and retries every pending queue. Only one
-// goroutine progresses at a time; a concurrent caller returns 0 at once
-// (unless the caller serializes the calls itself: SerializeProgress). A
-// call that would find nothing to do returns 0 without taking progMu (see
-// idle).
+// goroutine progresses at a time; a concurrent caller returns 0 at once.
+// A call that would find nothing to do returns 0 without taking progMu
+// (see idle).
 func (m *Module) Progress() int {
 	if m.closed.Load() {
 		return 0
 	}
 	idle, clock := m.idle()
-	switch {
-	case idle:
-		return 0
-	case m.serial:
-		return m.progress(clock) // the caller serializes us (SerializeProgress)
-	case !m.progMu.TryLock():
+	if idle || !m.progMu.TryLock() {
 		return 0
 	}
-	n := m.progress(clock)
-	m.progMu.Unlock()
-	return n
-}
-
-// SerializeProgress implements btl.SerialProgress: from now on Progress
-// relies on its caller to serialize it with itself, Sleep and Close, and
-// takes no lock of its own.
-func (m *Module) SerializeProgress() { m.serial = true }
-
-// progress is Progress once it is the only one running (progMu held, or
-// the caller serializing); clock: read the peer-loss clock now.
-func (m *Module) progress(clock bool) int {
 	if m.closed.Load() {
+		m.progMu.Unlock()
 		return 0
 	}
 	n := m.poll()
@@ -71,6 +53,7 @@ func (m *Module) progress(clock bool) int {
 	if m.lostUnrep.Load() {
 		n += m.reportLost()
 	}
+	m.progMu.Unlock()
 	return n
 }
 
