@@ -55,12 +55,10 @@ type Module struct {
 	// recvEpoch counts polls that found messages (written by Progress
 	// only; senders read it to tell a burst from a ping-pong, see publish).
 	recvEpoch  atomic.Uint64
-	lostUnrep  atomic.Bool   // a peer was found lost and Progress has not reported it yet
-	acksLeft   atomic.Bool   // flushAcks left acks queued (their owner's FIFO was full); written by Progress only
-	idleTick   atomic.Uint32 // idle Progress calls (see idle)
-	someLost   atomic.Bool   // some peer was found lost (poll may then skip its abandoned slots)
-	wakePend   atomic.Bool   // Wake was called and no Sleep has consumed it
-	arrived    atomic.Bool   // Arrive was called (barrier.go)
+	lostUnrep  atomic.Bool // a peer was found lost and Progress has not reported it yet
+	someLost   atomic.Bool // some peer was found lost (poll may then skip its abandoned slots)
+	wakePend   atomic.Bool // Wake was called and no Sleep has consumed it
+	arrived    atomic.Bool // Arrive was called (barrier.go)
 	monitor    peerMonitor
 	magic      *uint64 // the word peers read to probe single copy; kept alive here
 	closed     atomic.Bool

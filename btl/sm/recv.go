@@ -17,14 +17,8 @@ const (
 // Progress delivers arrived fragments, returns acknowledged fragments to
 // their pools, sends queued acks and retries every pending queue. Only one
 // goroutine progresses at a time; a concurrent caller returns 0 at once.
-// A call that would find nothing to do returns 0 without taking progMu
-// (see idle).
 func (m *Module) Progress() int {
-	if m.closed.Load() {
-		return 0
-	}
-	idle, clock := m.idle()
-	if idle || !m.progMu.TryLock() {
+	if !m.progMu.TryLock() {
 		return 0
 	}
 	if m.closed.Load() {
@@ -44,7 +38,7 @@ func (m *Module) Progress() int {
 		}
 	}
 	m.prog.tick++
-	if (clock || m.prog.tick%peerCheckEvery == 0) && m.monitor.active() {
+	if m.prog.tick%peerCheckEvery == 0 && m.monitor.active() {
 		if now := time.Now(); now.Sub(m.prog.lastChk) >= peerCheckPeriod {
 			m.prog.lastChk = now
 			m.monitor.check()
@@ -56,51 +50,6 @@ func (m *Module) Progress() int {
 	m.progMu.Unlock()
 	return n
 }
-
-// idle reports, without taking progMu, that Progress would find nothing to
-// do: no FIFO slot claimed past the released tail, no record at any box's
-// released read position, no acks left over, no pending sends, no loss to
-// report. Every idleEvery-th idle call still goes the full way (tick), so
-// that the peer-loss clock is read while a rank polls an idle transport.
-// Waiting ranks poll Progress back to back, and an idle poll took two
-// locked instructions (the TryLock and the Unlock of progMu, ~10 ns each
-// here), which a message arriving mid-poll waits out.
-//
-// The answer errs only towards "not idle": the released tail and read
-// positions lag what Progress has consumed while it is busy (fifoPublished
-// and boxIn.ready), which costs one full call. Unlike Sleep it does not
-// look at the FIFO's head: senders claim slots with a CAS on that line, and
-// a receiver polling it would pull it away from them before every send. A
-// slot claimed but not yet published is nothing Progress could take
-// either, unless its sender is gone (someLost: then every call is full).
-// It reads the segment without progMu, as Sleep does: the PML's progress
-// lock serializes both with Close.
-func (m *Module) idle() (idle, tick bool) {
-	if m.pendPeers.Load() > 0 || m.lostUnrep.Load() || m.someLost.Load() || m.acksLeft.Load() || m.fifoPublished() || m.boxReady() {
-		return false, false
-	}
-	// Plain load and store: goroutines racing here lose counts, which only
-	// delays the next full call.
-	t := m.idleTick.Load() + 1
-	m.idleTick.Store(t)
-	if t%idleEvery == 0 {
-		return false, true
-	}
-	return true, false
-}
-
-// fifoPublished reports whether the slot at our released tail is published
-// (see idle; after a Progress that drained the FIFO the released tail is
-// the true one).
-func (m *Module) fifoPublished() bool {
-	t := m.ctl.tail.Load()
-	return m.fifo[t&m.mask].seq.Load() == t+1
-}
-
-// idleEvery: idle calls between two full ones (each of those reads the
-// peer-loss clock): about 10-30 us of back-to-back polling, or 0.5 ms when
-// every poll yields the core, both far below peerCheckPeriod.
-const idleEvery = 64
 
 // poll reads our FIFO from tail until an unpublished slot, at most one lap.
 func (m *Module) poll() int {
@@ -266,9 +215,6 @@ func (m *Module) flushAcks() {
 		}
 	}
 	m.prog.ackPeers = keep
-	if left := len(keep) > 0; m.acksLeft.Load() != left {
-		m.acksLeft.Store(left)
-	}
 }
 
 // takeAcks returns the fragments listed in an ack slot to our pools.
