@@ -67,24 +67,7 @@ func TestOperations(t *testing.T) {
 			lead := n%2 == 1
 			t.Run(fmt.Sprint("n", n, "/spin", spin, "/lead", lead), func(t *testing.T) {
 				const slot = 256
-				ts := teams(t, n, slot, Hooks{Spin: spin, Yield: spin > 0, Lead: lead})
-				iters := 300
-				var wg sync.WaitGroup
-				errs := make(chan error, n)
-				for r := 0; r < n; r++ {
-					wg.Add(1)
-					go func(r int) {
-						defer wg.Done()
-						errs <- run(ts[r], n, r, iters, slot)
-					}(r)
-				}
-				wg.Wait()
-				close(errs)
-				for err := range errs {
-					if err != nil {
-						t.Fatal(err)
-					}
-				}
+				runAll(t, teams(t, n, slot, Hooks{Spin: spin, Yield: spin > 0, Lead: lead}), 300, slot)
 			})
 		}
 	}
@@ -175,19 +158,30 @@ func TestMixedLead(t *testing.T) {
 	if err := Create(path, n, slot); err != nil {
 		t.Fatal(err)
 	}
-	var wg sync.WaitGroup
-	errs := make(chan error, n)
-	for r := 0; r < n; r++ {
+	ts := make([]*Team, n)
+	for r := range ts {
 		tm, err := Open(path, n, r, slot, Hooks{Lead: r%2 == 0})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { tm.Close() })
+		ts[r] = tm
+	}
+	runAll(t, ts, 240, slot)
+}
+
+// runAll runs iters rounds of run on every team of ts, one goroutine per
+// rank, and fails on the first error.
+func runAll(t *testing.T, ts []*Team, iters, slot int) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, len(ts))
+	for r, tm := range ts {
 		wg.Add(1)
-		go func(r int) {
+		go func() {
 			defer wg.Done()
-			errs <- run(tm, n, r, 240, slot)
-		}(r)
+			errs <- run(tm, len(ts), r, iters, slot)
+		}()
 	}
 	wg.Wait()
 	close(errs)
