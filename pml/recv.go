@@ -308,8 +308,10 @@ func (p *PML) onFrag(src int, data []byte) {
 		p.log.Error("dropping a malformed fragment", "from", src, "error", err)
 		return
 	}
-	r := p.fragRecv(src, rreq, off, len(payload))
-	if r == nil {
+	p.mu.Lock()
+	r := p.recvs[rreq]
+	p.mu.Unlock()
+	if r == nil || r.peer != src || !fragFits(off, len(payload), r.want) {
 		p.log.Error("FRAG for an unknown receive or out of its bounds", "from", src, "rreq", rreq, "offset", off, "bytes", len(payload))
 		return
 	}
@@ -317,58 +319,7 @@ func (p *PML) onFrag(src int, data []byte) {
 	// in recvs is advanced (here) or failed (onPeerLost, Close) only by
 	// BTL callbacks or under progMu, and this callback holds progMu.
 	p.rget.fragArrived(r)
-	p.fragIn(r, rreq, memcpy.Copy(r.buf[off:], payload))
-}
-
-// fragRecv is the pipelined receive a FRAG of n bytes at off names, or nil
-// when there is none from src or the FRAG does not fit it.
-func (p *PML) fragRecv(src int, rreq, off uint64, n int) *Request {
-	p.mu.Lock()
-	r := p.recvs[rreq]
-	p.mu.Unlock()
-	if r == nil || r.peer != src || !fragFits(off, n, r.want) {
-		return nil
-	}
-	return r
-}
-
-// placeFrag is the PlaceFunc of FRAGs (btl.Placer): the part of the
-// receive buffer a FRAG's payload goes to, or nil (the BTL then delivers
-// it to onFrag, which logs it).
-func (p *PML) placeFrag(src int, hdr []byte, n int) []byte {
-	rreq, off, _, err := decodeFrag(hdr)
-	if err != nil {
-		return nil
-	}
-	r := p.fragRecv(src, rreq, off, n)
-	if r == nil {
-		return nil
-	}
-	// The BTL writes into it from now on: the pipeline has started.
-	p.rget.fragArrived(r)
-	return r.buf[off : off+uint64(n)]
-}
-
-// fragLanded is the LandedFunc of FRAGs: the n bytes placeFrag gave a
-// place to are in it. r is still in recvs: only FRAGs from src complete
-// it, and src's later fragments come after this call.
-func (p *PML) fragLanded(src int, hdr []byte, n int) {
-	rreq, off, _, err := decodeFrag(hdr)
-	var r *Request
-	if err == nil {
-		r = p.fragRecv(src, rreq, off, n)
-	}
-	if r == nil {
-		p.log.Error("placed FRAG for an unknown receive or out of its bounds", "from", src, "bytes", n)
-		return
-	}
-	p.fragIn(r, rreq, n)
-}
-
-// fragIn counts n bytes of FRAG payload into r and finishes r once it has
-// all it wants.
-func (p *PML) fragIn(r *Request, rreq uint64, n int) {
-	r.received += n
+	r.received += memcpy.Copy(r.buf[off:], payload)
 	if r.received < r.want {
 		return
 	}
