@@ -1,167 +1,111 @@
 #include "textflag.h"
 
 // SSE2 element-wise adds, 64 bytes per step, then one element at a time.
+// Each function is the same loop (acc in DI, in in SI, bytes left in CX)
+// around its own packed add (BIG) and scalar add (FTAIL, ITAIL).
+
+#define ARGS \
+	MOVQ	acc+0(FP), DI; \
+	MOVQ	in+8(FP), SI; \
+	MOVQ	n+16(FP), CX
+
+// BIG adds 64 bytes with the packed add VOP, or jumps to tail when fewer
+// are left.
+#define BIG(VOP) \
+	CMPQ	CX, $64; \
+	JB	tail; \
+	MOVOU	0(DI), X0; \
+	MOVOU	16(DI), X1; \
+	MOVOU	32(DI), X2; \
+	MOVOU	48(DI), X3; \
+	MOVOU	0(SI), X4; \
+	MOVOU	16(SI), X5; \
+	MOVOU	32(SI), X6; \
+	MOVOU	48(SI), X7; \
+	VOP	X4, X0; \
+	VOP	X5, X1; \
+	VOP	X6, X2; \
+	VOP	X7, X3; \
+	MOVOU	X0, 0(DI); \
+	MOVOU	X1, 16(DI); \
+	MOVOU	X2, 32(DI); \
+	MOVOU	X3, 48(DI); \
+	ADDQ	$64, DI; \
+	ADDQ	$64, SI; \
+	SUBQ	$64, CX
+
+// LEFT jumps to done when no element of SZ bytes is left; NEXT moves on by
+// one.
+#define LEFT(SZ) \
+	CMPQ	CX, $SZ; \
+	JB	done
+#define NEXT(SZ) \
+	ADDQ	$SZ, DI; \
+	ADDQ	$SZ, SI; \
+	SUBQ	$SZ, CX
+
+// FTAIL adds one float through X0 and X1; ITAIL one integer through AX.
+#define FTAIL(MOV, OP) \
+	MOV	(DI), X0; \
+	MOV	(SI), X1; \
+	OP	X1, X0; \
+	MOV	X0, (DI)
+#define ITAIL(MOV, OP) \
+	MOV	(SI), AX; \
+	OP	AX, (DI)
 
 // func f32(acc, in *byte, n int)
 TEXT ·f32(SB), NOSPLIT, $0-24
-	MOVQ	acc+0(FP), DI
-	MOVQ	in+8(FP), SI
-	MOVQ	n+16(FP), CX
-f32big:
-	CMPQ	CX, $64
-	JB	f32tail
-	MOVOU	0(DI), X0
-	MOVOU	16(DI), X1
-	MOVOU	32(DI), X2
-	MOVOU	48(DI), X3
-	MOVOU	0(SI), X4
-	MOVOU	16(SI), X5
-	MOVOU	32(SI), X6
-	MOVOU	48(SI), X7
-	ADDPS	X4, X0
-	ADDPS	X5, X1
-	ADDPS	X6, X2
-	ADDPS	X7, X3
-	MOVOU	X0, 0(DI)
-	MOVOU	X1, 16(DI)
-	MOVOU	X2, 32(DI)
-	MOVOU	X3, 48(DI)
-	ADDQ	$64, DI
-	ADDQ	$64, SI
-	SUBQ	$64, CX
-	JMP	f32big
-f32tail:
-	CMPQ	CX, $4
-	JB	f32done
-	MOVSS	(DI), X0
-	MOVSS	(SI), X1
-	ADDSS	X1, X0
-	MOVSS	X0, (DI)
-	ADDQ	$4, DI
-	ADDQ	$4, SI
-	SUBQ	$4, CX
-	JMP	f32tail
-f32done:
+	ARGS
+big:
+	BIG(ADDPS)
+	JMP	big
+tail:
+	LEFT(4)
+	FTAIL(MOVSS, ADDSS)
+	NEXT(4)
+	JMP	tail
+done:
 	RET
 
 // func f64(acc, in *byte, n int)
 TEXT ·f64(SB), NOSPLIT, $0-24
-	MOVQ	acc+0(FP), DI
-	MOVQ	in+8(FP), SI
-	MOVQ	n+16(FP), CX
-f64big:
-	CMPQ	CX, $64
-	JB	f64tail
-	MOVOU	0(DI), X0
-	MOVOU	16(DI), X1
-	MOVOU	32(DI), X2
-	MOVOU	48(DI), X3
-	MOVOU	0(SI), X4
-	MOVOU	16(SI), X5
-	MOVOU	32(SI), X6
-	MOVOU	48(SI), X7
-	ADDPD	X4, X0
-	ADDPD	X5, X1
-	ADDPD	X6, X2
-	ADDPD	X7, X3
-	MOVOU	X0, 0(DI)
-	MOVOU	X1, 16(DI)
-	MOVOU	X2, 32(DI)
-	MOVOU	X3, 48(DI)
-	ADDQ	$64, DI
-	ADDQ	$64, SI
-	SUBQ	$64, CX
-	JMP	f64big
-f64tail:
-	CMPQ	CX, $8
-	JB	f64done
-	MOVSD	(DI), X0
-	MOVSD	(SI), X1
-	ADDSD	X1, X0
-	MOVSD	X0, (DI)
-	ADDQ	$8, DI
-	ADDQ	$8, SI
-	SUBQ	$8, CX
-	JMP	f64tail
-f64done:
+	ARGS
+big:
+	BIG(ADDPD)
+	JMP	big
+tail:
+	LEFT(8)
+	FTAIL(MOVSD, ADDSD)
+	NEXT(8)
+	JMP	tail
+done:
 	RET
 
 // func i32(acc, in *byte, n int)
 TEXT ·i32(SB), NOSPLIT, $0-24
-	MOVQ	acc+0(FP), DI
-	MOVQ	in+8(FP), SI
-	MOVQ	n+16(FP), CX
-i32big:
-	CMPQ	CX, $64
-	JB	i32tail
-	MOVOU	0(DI), X0
-	MOVOU	16(DI), X1
-	MOVOU	32(DI), X2
-	MOVOU	48(DI), X3
-	MOVOU	0(SI), X4
-	MOVOU	16(SI), X5
-	MOVOU	32(SI), X6
-	MOVOU	48(SI), X7
-	PADDL	X4, X0
-	PADDL	X5, X1
-	PADDL	X6, X2
-	PADDL	X7, X3
-	MOVOU	X0, 0(DI)
-	MOVOU	X1, 16(DI)
-	MOVOU	X2, 32(DI)
-	MOVOU	X3, 48(DI)
-	ADDQ	$64, DI
-	ADDQ	$64, SI
-	SUBQ	$64, CX
-	JMP	i32big
-i32tail:
-	CMPQ	CX, $4
-	JB	i32done
-	MOVL	(SI), AX
-	ADDL	AX, (DI)
-	ADDQ	$4, DI
-	ADDQ	$4, SI
-	SUBQ	$4, CX
-	JMP	i32tail
-i32done:
+	ARGS
+big:
+	BIG(PADDL)
+	JMP	big
+tail:
+	LEFT(4)
+	ITAIL(MOVL, ADDL)
+	NEXT(4)
+	JMP	tail
+done:
 	RET
 
 // func i64(acc, in *byte, n int)
 TEXT ·i64(SB), NOSPLIT, $0-24
-	MOVQ	acc+0(FP), DI
-	MOVQ	in+8(FP), SI
-	MOVQ	n+16(FP), CX
-i64big:
-	CMPQ	CX, $64
-	JB	i64tail
-	MOVOU	0(DI), X0
-	MOVOU	16(DI), X1
-	MOVOU	32(DI), X2
-	MOVOU	48(DI), X3
-	MOVOU	0(SI), X4
-	MOVOU	16(SI), X5
-	MOVOU	32(SI), X6
-	MOVOU	48(SI), X7
-	PADDQ	X4, X0
-	PADDQ	X5, X1
-	PADDQ	X6, X2
-	PADDQ	X7, X3
-	MOVOU	X0, 0(DI)
-	MOVOU	X1, 16(DI)
-	MOVOU	X2, 32(DI)
-	MOVOU	X3, 48(DI)
-	ADDQ	$64, DI
-	ADDQ	$64, SI
-	SUBQ	$64, CX
-	JMP	i64big
-i64tail:
-	CMPQ	CX, $8
-	JB	i64done
-	MOVQ	(SI), AX
-	ADDQ	AX, (DI)
-	ADDQ	$8, DI
-	ADDQ	$8, SI
-	SUBQ	$8, CX
-	JMP	i64tail
-i64done:
+	ARGS
+big:
+	BIG(PADDQ)
+	JMP	big
+tail:
+	LEFT(8)
+	ITAIL(MOVQ, ADDQ)
+	NEXT(8)
+	JMP	tail
+done:
 	RET
