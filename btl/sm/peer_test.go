@@ -35,15 +35,7 @@ func TestSliceRoundRobin(t *testing.T) {
 // peers than one check looks at, a peer that has ended is still found,
 // within ceil(peers/peerCheckSlice) checks, and no live peer is reported.
 func TestMonitorFindsLostPeerAmongMany(t *testing.T) {
-	live := exec.Command("sleep", "600")
-	if err := live.Start(); err != nil {
-		t.Skipf("cannot start a helper process: %v", err)
-	}
-	defer func() { live.Process.Kill(); live.Wait() }()
-	dead := exec.Command("sleep", "600")
-	if err := dead.Start(); err != nil {
-		t.Fatalf("start helper: %v", err)
-	}
+	live, dead := twoSleepers(t)
 	const n = 2*peerCheckSlice + 10 // peers 1..n-1; the dead one is last
 	m := &Module{rank: 0, peers: make([]peer, n)}
 	for i := 1; i < n; i++ {
@@ -126,15 +118,7 @@ func TestSleepCheckSlice(t *testing.T) {
 // opens at most peerCheckSlice, and checks the peers it has not opened yet
 // with kill(pid, 0), so a dead one among them is found in the same check.
 func TestMonitorOpensLazily(t *testing.T) {
-	live := exec.Command("sleep", "600")
-	if err := live.Start(); err != nil {
-		t.Skipf("cannot start a helper process: %v", err)
-	}
-	defer func() { live.Process.Kill(); live.Wait() }()
-	dead := exec.Command("sleep", "600")
-	if err := dead.Start(); err != nil {
-		t.Fatalf("start helper: %v", err)
-	}
+	live, dead := twoSleepers(t)
 	const n = 3*peerCheckSlice + 1
 	m := &Module{rank: 0, peers: make([]peer, n)}
 	for i := 1; i < n; i++ {
@@ -174,4 +158,20 @@ func TestMonitorOpensLazily(t *testing.T) {
 	if m.monitor.checkSlice(n) {
 		t.Fatalf("a second check reported a loss again")
 	}
+}
+
+// twoSleepers starts two helper processes, one to stay alive and one for
+// the test to kill, and kills whichever is left when the test ends (also
+// when it fails first).
+func twoSleepers(t *testing.T) (live, dead *exec.Cmd) {
+	t.Helper()
+	for _, c := range []**exec.Cmd{&live, &dead} {
+		cmd := exec.Command("sleep", "600")
+		if err := cmd.Start(); err != nil {
+			t.Skipf("cannot start a helper process: %v", err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		*c = cmd
+	}
+	return live, dead
 }
