@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime/debug"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"sync"
@@ -291,9 +292,12 @@ func (s *soak) sendrecv(shifts []shift) {
 }
 
 // figures is this rank's [received messages, received bytes, VmRSS KiB,
-// RssAnon KiB, VmHWM KiB]. It forces a GC and returns freed memory to the
-// OS first, so that the RSS shows what is live (a leak), not how far the
-// heap grew between two collections.
+// RssAnon KiB, VmHWM KiB, live KiB]. It forces a GC and returns freed memory
+// to the OS first, so that the figures show what is live (a leak), not how
+// far the heap grew between two collections. live is the Go runtime's own
+// count of heap objects and goroutine stacks after that GC: exact, where
+// RssAnon also moves by megabytes with how the kernel backs freed and reused
+// pages (transparent huge pages), with nothing leaked.
 func (s *soak) figures() []int64 {
 	debug.FreeOSMemory() // runs a GC
 	var msgs, bytes int64
@@ -304,7 +308,16 @@ func (s *soak) figures() []int64 {
 		}
 	}
 	rss, anon, hwm := procStatus()
-	return []int64{msgs, bytes, rss, anon, hwm}
+	live := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/heap/stacks:bytes"}}
+	metrics.Read(live)
+	var liveB uint64
+	for _, m := range live {
+		if m.Value.Kind() != metrics.KindUint64 {
+			fail("runtime/metrics has no %s", m.Name)
+		}
+		liveB += m.Value.Uint64()
+	}
+	return []int64{msgs, bytes, rss, anon, hwm, int64(liveB >> 10)}
 }
 
 // procStatus reads VmRSS, RssAnon and VmHWM (KiB) from /proc/self/status.
