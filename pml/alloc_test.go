@@ -125,3 +125,38 @@ func TestSleepAllocs(t *testing.T) {
 		t.Errorf("%.1f allocations per sleeping wait, want 0", a)
 	}
 }
+
+// TestUnexpectedPoolBounded: after a burst of unexpected eager messages is
+// received, the recycled records keep at most unexpPoolBytes of buffers,
+// and the count they keep is exact.
+func TestUnexpectedPoolBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a segment")
+	}
+	c := smComms(t)
+	sbuf, rbuf := make([]byte, 8<<10), make([]byte, 8<<10)
+	for range 2 {
+		const n = 400 // 3.2 MiB of unexpected payloads
+		for range n {
+			if err := c[0].Send(sbuf, 0, 6, false); err != nil { // to self: eager, unexpected
+				t.Fatal(err)
+			}
+		}
+		for range n {
+			if _, err := c[0].Recv(rbuf, 0, 6); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p := c[0].p
+		p.mu.Lock()
+		held := 0
+		for _, u := range p.unexpFree {
+			held += cap(u.payload)
+		}
+		pooled, recs := p.unexpPooled, len(p.unexpFree)
+		p.mu.Unlock()
+		if held != pooled || pooled > unexpPoolBytes || recs < n-1 { // the first may match the posted Recv
+			t.Fatalf("after %d unexpected 8 KiB messages: %d records keep %d bytes (counted %d); want every record kept, at most %d bytes, counted exactly", n, recs, held, pooled, unexpPoolBytes)
+		}
+	}
+}

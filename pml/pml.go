@@ -120,11 +120,12 @@ type PML struct {
 	recvs  map[uint64]*Request // rendezvous receives awaiting FRAGs
 	nextID uint64              // last request id handed out
 	// unexpected-message memory
-	unexpBytes int64
-	pairs      []match.Pair        // scratch for Arrive
-	msgFree    []*match.Msg        // recycled Msgs
-	unexpFree  []*unexp            // recycled unexpected records, with their buffers
-	hdrBuf     [btl.MaxHeader]byte // for sends made under mu
+	unexpBytes  int64
+	pairs       []match.Pair        // scratch for Arrive
+	msgFree     []*match.Msg        // recycled Msgs
+	unexpFree   []*unexp            // recycled unexpected records, with their buffers
+	unexpPooled int                 // bytes of buffer capacity unexpFree holds; at most unexpPoolBytes
+	hdrBuf      [btl.MaxHeader]byte // for sends made under mu
 
 	rget rgetChoice // single copy or pipeline, per message (rget.go); regs under mu
 

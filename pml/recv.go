@@ -167,7 +167,13 @@ func (p *PML) newMsgLocked() *match.Msg {
 
 // maxPooledPayload bounds the buffer an unexpected record keeps when it is
 // recycled: eager payloads fit, a rare large one goes to the GC.
-const maxPooledPayload = 16 << 10
+// unexpPoolBytes bounds all the buffers the free list keeps: a burst of
+// unexpected messages (1024 of 16 KiB would be 16 MiB) does not stay pinned
+// for the rank's lifetime; records beyond it are kept without their buffer.
+const (
+	maxPooledPayload = 16 << 10
+	unexpPoolBytes   = 1 << 20
+)
 
 // newUnexpLocked takes an unexpected record from the free list, its
 // payload emptied but its buffer kept (p.mu held). Recycling both keeps the
@@ -178,6 +184,7 @@ func (p *PML) newUnexpLocked(rndv bool, h *matchHdr) *unexp {
 	if n := len(p.unexpFree); n > 0 {
 		u = p.unexpFree[n-1]
 		p.unexpFree = p.unexpFree[:n-1]
+		p.unexpPooled -= cap(u.payload)
 	} else {
 		u = new(unexp)
 	}
@@ -188,7 +195,11 @@ func (p *PML) newUnexpLocked(rndv bool, h *matchHdr) *unexp {
 // freeMsgLocked returns a Msg the engine no longer holds, and its
 // unexpected record, which the caller has delivered (p.mu held).
 func (p *PML) freeMsgLocked(m *match.Msg) {
-	if u, ok := m.Data.(*unexp); ok && cap(u.payload) <= maxPooledPayload && len(p.unexpFree) < 1024 {
+	if u, ok := m.Data.(*unexp); ok && len(p.unexpFree) < 1024 {
+		if c := cap(u.payload); c > maxPooledPayload || p.unexpPooled+c > unexpPoolBytes {
+			u.payload = nil
+		}
+		p.unexpPooled += cap(u.payload)
 		p.unexpFree = append(p.unexpFree, u)
 	}
 	*m = match.Msg{}

@@ -122,6 +122,15 @@ func (m *Module) Send(peer int, tag btl.Tag, hdr, payload []byte, c btl.Completi
 	return true, nil
 }
 
+// maxFreeSmall and maxFreeLarge bound the free lists, so that a burst of
+// sends to self (a window of Isends, a long message's fragments) does not
+// keep its buffers for the rank's lifetime: at the defaults at most 1 MiB
+// and 0.5 MiB stay cached; the rest goes to the GC.
+const (
+	maxFreeSmall = 64
+	maxFreeLarge = 8
+)
+
 // take pops a buffer from free, or makes one of capacity size.
 func take(free [][]byte, size int) ([]byte, [][]byte) {
 	if n := len(free); n > 0 {
@@ -150,9 +159,10 @@ func (m *Module) Progress() int {
 	if n > 0 {
 		m.mu.Lock()
 		for i, f := range m.batch {
-			if cap(f.buf) == btl.MaxHeader+m.cfg.EagerLimit {
+			switch {
+			case cap(f.buf) == btl.MaxHeader+m.cfg.EagerLimit && len(m.mu.small) < maxFreeSmall:
 				m.mu.small = append(m.mu.small, f.buf[:cap(f.buf)])
-			} else {
+			case cap(f.buf) != btl.MaxHeader+m.cfg.EagerLimit && len(m.mu.large) < maxFreeLarge:
 				m.mu.large = append(m.mu.large, f.buf[:cap(f.buf)])
 			}
 			m.batch[i].buf = nil

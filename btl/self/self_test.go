@@ -46,6 +46,26 @@ func TestSteadyStateNoAllocs(t *testing.T) {
 	}
 }
 
+// TestFreeListsBounded: a burst of queued sends, small and large, leaves at
+// most maxFreeSmall and maxFreeLarge buffers cached after delivery.
+func TestFreeListsBounded(t *testing.T) {
+	m, _ := NewWithConfig(0, DefaultConfig())
+	m.Register(btl.TagPMLMatch, func(int, []byte) {})
+	small, large := make([]byte, 100), make([]byte, DefaultConfig().MaxSendSize)
+	for range 3 {
+		for range 500 {
+			m.Send(0, btl.TagPMLMatch, nil, small, nil)
+			m.Send(0, btl.TagPMLMatch, nil, large, nil)
+		}
+		if n := m.Progress(); n != 1000 {
+			t.Fatalf("Progress delivered %d, want 1000", n)
+		}
+		if s, l := len(m.mu.small), len(m.mu.large); s != maxFreeSmall || l != maxFreeLarge {
+			t.Fatalf("after a burst of 500+500: %d small and %d large buffers cached, want %d and %d", s, l, maxFreeSmall, maxFreeLarge)
+		}
+	}
+}
+
 func TestConfigValidate(t *testing.T) {
 	for _, c := range []Config{{EagerLimit: 10, MaxSendSize: 5}, {EagerLimit: -1, MaxSendSize: 5}, {MaxSendSize: 0}} {
 		if c.Validate() == nil {
