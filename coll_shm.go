@@ -2,6 +2,7 @@ package gorun
 
 import (
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"os"
@@ -20,7 +21,8 @@ import (
 // and Alltoall of a communicator whose ranks all share this machine run through a segment
 // of the communicator's own (package coll/shm) instead of the schedules.
 // The segment is made at the communicator's first such call, collectively
-// over point-to-point: rank 0 creates the file and broadcasts its name,
+// over point-to-point: rank 0 creates the file and broadcasts its name
+// and slot size (which decides, for every rank, which calls it takes),
 // every rank maps it, an Allreduce tells whether all did, and rank 0
 // removes the file (the mappings stay; nothing is left behind, even if a
 // rank dies later). When any rank fails, the communicator never tries
@@ -40,13 +42,32 @@ const (
 	shmReady
 )
 
-// shmSlot is the slot size coll/sm uses.
-func shmSlot() int { return max(8, state.shmCfg.MaxSize&^7) }
+// shmSlot is the slot size of a segment rank 0 makes: coll_sm_max_size,
+// or coll_sm_oversubscribed_max_size when the job has more ranks than
+// this machine has cores (then the segment wins to larger sizes: one turn
+// on a core per rank instead of one per round of a schedule).
+func shmSlot() int {
+	size := state.shmCfg.MaxSize
+	if oversubscribed() {
+		size = state.shmCfg.OverMaxSize
+	}
+	return max(8, size&^7)
+}
+
+// shmSlotMax is the largest slot any rank's segment may have.
+func shmSlotMax() int { return max(8, state.shmCfg.MaxSize&^7, state.shmCfg.OverMaxSize&^7) }
+
+// oversubscribed reports whether the job has more ranks than this
+// machine has cores, as this rank sees it.
+func oversubscribed() bool { return state.world.Size() > runtime.NumCPU() }
 
 // shmTeam returns c's team for a call moving bytes per rank, or nil when
-// the call takes the schedules.
+// the call takes the schedules. The team's slot, which rank 0 chose for
+// every rank, decides; before the segment exists, the largest slot any
+// rank could choose (so a call every rank could take through it sets it
+// up).
 func (c *Comm) shmTeam(bytes int) *shm.Team {
-	if !state.shmCfg.Enable || bytes > shmSlot() || c.Size() < 2 {
+	if !state.shmCfg.Enable || bytes > shmSlotMax() || c.Size() < 2 {
 		return nil
 	}
 	s := &c.shm
@@ -56,7 +77,7 @@ func (c *Comm) shmTeam(bytes int) *shm.Team {
 		}
 		s.state.Store(shmReady)
 	}
-	if s.state.Load() != shmReady {
+	if s.state.Load() != shmReady || s.team == nil || bytes > s.team.Slot() {
 		return nil
 	}
 	return s.team
@@ -84,20 +105,25 @@ func (c *Comm) oneMachine() bool {
 
 // shmSetup makes c's segment (see above); nil when any rank failed.
 func (c *Comm) shmSetup() *shm.Team {
-	n, me, slot := c.Size(), c.Rank(), shmSlot()
-	var name [256]byte
+	n, me := c.Size(), c.Rank()
+	// msg: the slot size rank 0 chose (8 bytes), then the file's name.
+	var msg [8 + 256]byte
 	path := ""
 	if me == 0 {
+		slot := shmSlot()
 		path = shmPath(c)
 		if err := shm.Create(path, n, slot); err != nil {
 			path = ""
 		}
-		copy(name[:], path)
+		binary.LittleEndian.PutUint64(msg[:8], uint64(slot))
+		copy(msg[8:], path)
 	}
-	if _, err := ibcast(c, name[:], 0, true); err != nil {
+	if _, err := ibcast(c, msg[:], 0, true); err != nil {
 		return nil
 	}
-	path = string(name[:clen(name[:])])
+	slot := int(binary.LittleEndian.Uint64(msg[:8]))
+	name := msg[8:]
+	path = string(name[:clen(name)])
 	var team *shm.Team
 	ok := []int32{0}
 	if path != "" {
@@ -105,7 +131,7 @@ func (c *Comm) shmSetup() *shm.Team {
 		// (shm.Team.leadBarrier): np 4 on 2 cores, a small Bcast after a
 		// Barrier takes 0.1 µs instead of 4; spinning ranks keep the flat
 		// Barrier, one cache-line transfer shorter.
-		yield := state.world.Size() > runtime.NumCPU()
+		yield := oversubscribed()
 		h := shm.Hooks{Progress: state.pml.Progress, Check: c.shmCheck, Yield: yield, Lead: yield}
 		if t, err := shm.Open(path, n, me, slot, h); err == nil {
 			team, ok[0] = t, 1

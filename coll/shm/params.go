@@ -12,10 +12,19 @@ var Params = mca.Declare("coll_sm", []mca.Field[Config]{
 	// against 8). Oversubscribed (np 4 on 2 cores) coll/sm wins to 64 KiB.
 	mca.Size("coll_sm_max_size", "16k", 8, 1<<20, func(c *Config) *int { return &c.MaxSize },
 		"Largest message coll/sm takes (bytes per rank; Allgather: per block; Alltoall: all blocks of a rank together); larger ones, and every nonblocking collective, go through the point-to-point schedules (rounded down to a multiple of 8)"),
+	// 256k: same run, np 4 on 2 cores, base (16k) against 256k, µs: Bcast
+	// 32 KiB 19.9 -> 1.8, 256 KiB 52.6 -> 15.9; Reduce 32 KiB 16.5 -> 4.7,
+	// 256 KiB 74.8 -> 21.3; Allreduce 32 KiB 27.5 -> 15.7; Allgather
+	// 64 KiB 73.7 -> 22.1. A ring of copies through the PML needs every
+	// rank on a core in turn; the segment needs each rank once. Above 256
+	// KiB Allreduce and Alltoall lose or tie.
+	mca.Size("coll_sm_oversubscribed_max_size", "256k", 8, 1<<20, func(c *Config) *int { return &c.OverMaxSize },
+		"coll_sm_max_size for a job with more ranks than this machine has cores (as rank 0 of the communicator sees it when it makes the segment)"),
 })
 
 // Config is coll/sm's configuration.
 type Config struct {
-	Enable  bool
-	MaxSize int
+	Enable      bool
+	MaxSize     int
+	OverMaxSize int // MaxSize when oversubscribed
 }
