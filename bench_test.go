@@ -25,6 +25,27 @@ func BenchmarkSelf(b *testing.B) {
 				}
 			}
 		})
+		b.Run(fmt.Sprint("Window/", n), func(b *testing.B) {
+			// osu bw's window through the public API: each Isend and
+			// Irecv allocates its Request, so this counts the GC's share.
+			const window = 64
+			var rs, ss [window]*Request
+			b.ReportAllocs()
+			for i := 0; i < b.N; i += window {
+				for j := range rs {
+					rs[j], _ = w.Irecv(rb, 0, 1)
+				}
+				for j := range ss {
+					ss[j], _ = w.Isend(sb, 0, 1)
+				}
+				for j := range ss {
+					ss[j].Wait()
+				}
+				for j := range rs {
+					rs[j].Wait()
+				}
+			}
+		})
 		b.Run(fmt.Sprint("IsendIrecvWait/", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {

@@ -58,7 +58,7 @@ func (c *Comm) Iprobe(source, tag int) (Status, bool, error) {
 type Request struct {
 	// h.Claimed: WaitAny returned this request's index. Claimed with an
 	// atomic, so once however many goroutines call WaitAny over it. (In
-	// the handle's word: a Request is 64 bytes, one allocation per Isend
+	// the handle's word: a Request is 32 bytes, one allocation per Isend
 	// and Irecv.)
 	h pml.Handle
 }
@@ -140,18 +140,8 @@ func WaitAll(reqs ...*Request) ([]Status, error) {
 // (before or while it waits) returns -1, a zero Status and nil. After
 // Finalize, with requests still pending, it returns -1 and ErrFinalized.
 func WaitAny(reqs ...*Request) (int, Status, error) {
-	var p *pml.PML
-	for _, r := range reqs {
-		if r != nil && !r.h.Claimed() {
-			p = r.h.PML()
-			break
-		}
-	}
-	if p == nil {
-		return -1, Status{}, nil
-	}
 	idx := -1
-	err := p.WaitFor(func() bool {
+	claim := func() bool {
 		left := false
 		for i, r := range reqs {
 			switch {
@@ -164,7 +154,23 @@ func WaitAny(reqs ...*Request) (int, Status, error) {
 			}
 		}
 		return !left // every request claimed, some by other goroutines
-	})
+	}
+	// The engine to wait in is a pending request's; when none is pending
+	// (every one complete or claimed) there is nothing to wait for.
+	var p *pml.PML
+	for _, r := range reqs {
+		if r != nil && !r.h.Claimed() {
+			if p = r.h.PML(); p != nil {
+				break
+			}
+		}
+	}
+	var err error
+	if p == nil {
+		claim()
+	} else {
+		err = p.WaitFor(claim)
+	}
 	if idx < 0 {
 		return -1, Status{}, fatalCheck(err)
 	}

@@ -64,9 +64,11 @@
 // The user API adds one layer: gorun.Request (allocated per call, the
 // user's to keep) holds a Handle, which points to a pooled Request taken
 // by StartIsend/StartIrecv. The Handle is what survives; the pooled Request
-// goes back to the pool as soon as the operation has completed, its result
+// goes back to the pool as soon as the operation has completed, its Status
 // is copied into the Handle, and no goroutine holds it (handle.go has the
-// protocol). An operation that completes inside its start (an eager send
+// protocol); a failed operation's Request holds its error and stays with
+// the Handle (32 bytes: no room for an error, nor for the PML pointer,
+// which is reached through the Request while it is pending). An operation that completes inside its start (an eager send
 // the BTL copied, a receive that found its message) never hands its
 // Request out: it goes back at once. The blocking calls take a zero
 // Request from PML.spare (or the pool) and put it back after their wait.

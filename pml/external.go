@@ -11,7 +11,7 @@ package pml
 func (p *PML) StartExternal(h *Handle) *Request {
 	r := reqPool.Get().(*Request)
 	r.p, r.kind = p, kindExternal
-	h.p, h.send = p, true
+	h.send = true
 	h.r = r
 	return r
 }

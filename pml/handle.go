@@ -9,48 +9,67 @@ import (
 
 // Handle is a user's reference to a nonblocking operation: what
 // gorun.Isend and gorun.Irecv hand out. It is small (the user may keep it
-// forever, so every Isend and Irecv allocates one) and the operation's
-// Request, which is not, comes from a pool and goes back to it once the
-// operation has completed and no goroutine can reach it any more.
+// forever, so every Isend and Irecv allocates one: 32 bytes, half the
+// garbage, and so half the GC cycles, of the 64 it took with its own PML
+// pointer and error) and the operation's Request, which is not, comes from
+// a pool and goes back to it once the operation has completed and no
+// goroutine can reach it any more.
 //
-// Protocol (word = the settled and writing flags + a count of holders; the
-// claimed flag, Claim's, is independent of it). A
-// Handle whose operation completed inside its start has h.r == nil and its
-// result in st and err from the start: it needs none of this. Otherwise:
+// Protocol (word = the settled, writing and failed flags + a count of
+// holders; the claimed flag, Claim's, is independent of it). A Handle
+// whose operation completed inside its start without an error has h.r ==
+// nil and its Status in src, tag and count from the start: it needs none
+// of this. Otherwise:
 //   - a goroutine that wants the Request (hold) increments the count, then
 //     looks at the flags: unsettled, it is a holder and may use h.r until
-//     it drops its count; settled, it uses st and err and never touches
-//     h.r, nor drops the count it added (a late hold, harmless: it only
-//     keeps the Request from being recycled, so the GC takes it);
+//     it drops its count; settled, it uses the settled result and never
+//     touches h.r, nor drops the count it added (a late hold, harmless: it
+//     only keeps the Request from being recycled, so the GC takes it);
 //   - a holder that finds the Request complete settles: it claims writing
-//     with a CAS, copies the result into st and err, then in one atomic add
-//     sets settled, clears writing and drops its own count; a holder that
-//     finds writing or settled already set reads the result from the
-//     Request it still holds and just drops its count;
+//     with a CAS, copies the Status into h, then in one atomic add sets
+//     settled (and failed when the result is an error), clears writing
+//     and drops its own count; a holder that finds writing or settled
+//     already set reads the result from the Request it still holds and
+//     just drops its count;
 //   - the drop that leaves the word at exactly settled (no holder, nobody
-//     writing) recycles the Request. It happens at most once: at that
-//     point every counted holder has dropped, and later holds are all
+//     writing, no error) recycles the Request. It happens at most once: at
+//     that point every counted holder has dropped, and later holds are all
 //     late ones, which never drop.
 //
-// A Wait on a pending operation so costs three atomic operations on the
-// word (hold, claim, settle) and none on a mutex.
+// An error has no room in h: a failed operation (hFailed, set with
+// settled, or at the start when it failed inside it) keeps its Request,
+// which is never recycled and holds the error in r.err (the GC takes it
+// with h). Errors are rare; the common case allocates 32 bytes.
+//
+// The PML is reached through the Request (r.p) while the operation is
+// pending, the only time it is needed.
+//
+// A Wait on a pending operation so costs two atomic operations on the
+// word (waitSole) and none on a mutex.
 type Handle struct {
-	p    *PML
-	r    *Request // the operation; immutable once the handle is handed out
-	word atomic.Uint32
-	send bool
-	st   Status
-	err  error
+	r     *Request // the operation; immutable once the handle is handed out
+	word  atomic.Uint32
+	src   int32 // the settled Status: Source, Tag, Count
+	tag   int32
+	send  bool
+	count int64
 }
 
 const (
-	hSettled = 1 << 31 // the result is in st and err
-	hWriting = 1 << 30 // a holder is copying the result into st and err
-	// hClaimed is Claim's flag; the bits below it count holders. It shares
-	// the word so that a gorun.Request (a Handle) fits 64 bytes, the size
-	// class below 80: one is allocated per Isend and Irecv.
+	hSettled = 1 << 31 // the result is in h (its error, if any, in r.err: hFailed)
+	hWriting = 1 << 30 // a holder is copying the result into h
+	// hClaimed is Claim's flag; the bits below hFailed count holders. It
+	// shares the word so that a gorun.Request (a Handle) fits 32 bytes.
 	hClaimed = 1 << 29
+	// hFailed: the result is an error, kept in h.r.err; h.r is never
+	// recycled.
+	hFailed = 1 << 28
 )
+
+// setStatus stores st in h's own fields (a settled or unshared handle).
+func (h *Handle) setStatus(st Status) {
+	h.src, h.tag, h.count = int32(st.Source), int32(st.Tag), int64(st.Count)
+}
 
 // Claim marks h as consumed (gorun.WaitAny returns each completed request
 // once) and reports whether this call did it.
@@ -99,7 +118,7 @@ func (c *Comm) StartIsend(h *Handle, buf []byte, dest, tag int, sync bool) error
 	if err := c.Isend(r, buf, dest, tag, sync); err != nil {
 		return err // r may still be known to the PML: the GC takes it
 	}
-	h.p, h.send = c.p, true
+	h.send = true
 	h.adopt(r)
 	return nil
 }
@@ -110,7 +129,6 @@ func (c *Comm) StartIrecv(h *Handle, buf []byte, src, tag int) error {
 	if err := c.Irecv(r, buf, src, tag); err != nil {
 		return err
 	}
-	h.p = c.p
 	h.adopt(r)
 	return nil
 }
@@ -118,7 +136,8 @@ func (c *Comm) StartIrecv(h *Handle, buf []byte, src, tag int) error {
 // adopt makes r h's operation. A Request that completed inside the call
 // that started it (an eager send the BTL copied at once, a receive that
 // found its message waiting) is known to nobody else: its result moves
-// into h and it goes back to the pool at once.
+// into h and it goes back to the pool at once, unless the result is an
+// error, which stays in r (hFailed).
 func (h *Handle) adopt(r *Request) {
 	if r.early || r.state.Load() == stDone {
 		// h is not shared yet: its result goes into plain fields and h.r
@@ -126,7 +145,12 @@ func (h *Handle) adopt(r *Request) {
 		// an atomic store (an XCHG would wait for the FIFO slot just
 		// written to leave the core, see Request.doneUnshared; it was 40%
 		// of an Isend's time).
-		h.st, h.err = r.status, r.err
+		h.setStatus(r.status)
+		if r.err != nil {
+			h.r = r
+			h.word.Store(hSettled | hFailed) // rare: a truncated receive
+			return
+		}
 		recycle(r)
 		return
 	}
@@ -150,6 +174,16 @@ func (h *Handle) release() {
 	}
 }
 
+// settledWord is what settling adds to a word whose holder has claimed
+// writing: settled (and failed with err), writing cleared, its count
+// dropped.
+func settledWord(err error) uint32 {
+	if err != nil {
+		return hSettled | hFailed - hWriting - 1
+	}
+	return hSettled - hWriting - 1
+}
+
 // settle ends a hold on the completed r: it moves r's result into h (once)
 // and returns it; the last holder recycles r.
 func (h *Handle) settle(r *Request) (Status, error) {
@@ -164,16 +198,24 @@ func (h *Handle) settle(r *Request) (Status, error) {
 			break
 		}
 	}
-	h.st, h.err = st, err
-	if h.word.Add(hSettled-hWriting-1)&^hClaimed == hSettled {
+	h.setStatus(st)
+	if h.word.Add(settledWord(err))&^hClaimed == hSettled {
 		recycle(r)
 	}
 	return st, err
 }
 
 // result reads the settled result. Reading it without a lock is safe: it
-// was written before the settled flag, which the caller has seen.
-func (h *Handle) result() (Status, error) { return h.st, h.err }
+// was written before the settled flag, which the caller has seen (or by
+// the start, before h was shared). A failed result's error is in h.r,
+// which is never recycled.
+func (h *Handle) result() (Status, error) {
+	st := Status{Source: int(h.src), Tag: int(h.tag), Count: int(h.count)}
+	if h.r != nil && h.word.Load()&hFailed != 0 {
+		return st, h.r.err
+	}
+	return st, nil
+}
 
 // Wait blocks until the operation completes or ctx ends (ctx may be nil);
 // on ctx's end the request stays valid.
@@ -185,7 +227,7 @@ func (h *Handle) Wait(ctx context.Context) (Status, error) {
 	if r == nil {
 		return h.result()
 	}
-	if err := h.p.Wait(ctx, r); err != nil {
+	if err := r.p.Wait(ctx, r); err != nil {
 		h.release()
 		return Status{}, err
 	}
@@ -201,13 +243,13 @@ func (h *Handle) Wait(ctx context.Context) (Status, error) {
 // holds (settle), never from h.
 func (h *Handle) waitSole(ctx context.Context) (Status, error) {
 	r := h.r
-	if err := h.p.Wait(ctx, r); err != nil {
+	if err := r.p.Wait(ctx, r); err != nil {
 		h.word.Add(^uint32(hWriting)) // -(hWriting+1): not settled: a later Wait or Test settles
 		return Status{}, err
 	}
 	st, err := r.status, r.err
-	h.st, h.err = st, err
-	if h.word.Add(hSettled-hWriting-1)&^hClaimed == hSettled {
+	h.setStatus(st)
+	if h.word.Add(settledWord(err))&^hClaimed == hSettled {
 		recycle(r)
 	}
 	return st, err
@@ -221,9 +263,10 @@ func (h *Handle) Test() (Status, bool, error) {
 		return st, true, err
 	}
 	if !r.Done() {
-		h.p.Progress()
+		p := r.p
+		p.Progress()
 		if !r.Done() {
-			closed := h.p.closed.Load()
+			closed := p.closed.Load()
 			h.release()
 			if closed {
 				// Nothing can complete it any more: a loop of Tests
@@ -262,5 +305,14 @@ func (h *Handle) Done() bool {
 	return d
 }
 
-// PML returns the engine h belongs to.
-func (h *Handle) PML() *PML { return h.p }
+// PML returns the engine h's operation runs in while it is pending, or
+// nil once its result is settled in h (then nothing needs the engine).
+func (h *Handle) PML() *PML {
+	r := h.hold()
+	if r == nil {
+		return nil
+	}
+	p := r.p
+	h.release()
+	return p
+}

@@ -200,3 +200,62 @@ func TestHandleWaitSoleThenTimeout(t *testing.T) {
 		t.Errorf("Wait again: %+v, %v; want %+v, %v", st2, err2, st, err)
 	}
 }
+
+// TestHandleKeepsError: a Handle has no room for an error; a failed
+// operation keeps its Request, and every later Wait, Test and Done sees the
+// same Status and error, whichever way it completed: inside its start
+// (the message was waiting), in a Wait, or in a Test.
+func TestHandleKeepsError(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a segment")
+	}
+	c := smComms(t)
+	sbuf := []byte("12345678")
+	for _, how := range []string{"start", "wait", "test"} {
+		t.Run(how, func(t *testing.T) {
+			var hr, hs Handle
+			rbuf := make([]byte, 3) // short: ErrTruncate
+			send := func() {
+				if err := c[0].StartIsend(&hs, sbuf, 1, 9, false); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := hs.Wait(nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if how == "start" {
+				send()
+				if _, err := c[1].Probe(0, 9); err != nil { // the message is here
+					t.Fatal(err)
+				}
+			}
+			if err := c[1].StartIrecv(&hr, rbuf, 0, 9); err != nil {
+				t.Fatal(err)
+			}
+			if how != "start" {
+				send()
+			}
+			if how == "test" {
+				for {
+					if _, done, _ := hr.Test(); done {
+						break
+					}
+				}
+			}
+			want := Status{Source: 0, Tag: 9, Count: 3}
+			for i := range 2 {
+				st, err := hr.Wait(nil)
+				if !errors.Is(err, errs.ErrTruncate) || st != want {
+					t.Fatalf("Wait %d = %+v, %v; want %+v and ErrTruncate", i, st, err, want)
+				}
+				st, done, err := hr.Test()
+				if !done || !errors.Is(err, errs.ErrTruncate) || st != want {
+					t.Fatalf("Test %d = %+v, %v, %v; want %+v, done and ErrTruncate", i, st, done, err, want)
+				}
+			}
+			if !hr.Done() || hr.PML() != nil {
+				t.Errorf("Done %v, PML %v; want true and nil (settled)", hr.Done(), hr.PML())
+			}
+		})
+	}
+}

@@ -122,7 +122,6 @@ func (m *Message) StartRecv(h *Handle, buf []byte) error {
 		reqPool.Put(r) // untouched: nobody else has seen it
 		return err
 	}
-	h.p = m.p
 	h.adopt(r)
 	return nil
 }
