@@ -219,12 +219,12 @@ func ireduce[T Scalar](c *Comm, send, recv []T, op Op[T], root int, block bool) 
 		send, in.Buf = t, coll.BufSend
 	}
 	e, n, me := elemSize[T](), c.Size(), c.Rank()
-	if t := c.shmTeamIf(block, count*e); t != nil {
+	if t := c.shmTeamReduce(block, count*e, e); t != nil {
 		in := send
 		if in == nil {
 			in = recv
 		}
-		return nil, fatalCheck(t.Reduce(asBytes(in), asBytes(recv), root, red))
+		return nil, fatalCheck(shmReduce(t, asBytes(in), asBytes(recv), root, e, red))
 	}
 	s := sched(coll.Key{Coll: coll.KReduce, N: n, R: me, Root: root, Count: count, Elem: e, In: in, Flag: ordered},
 		func(cfg coll.Config) coll.Schedule { return cfg.ReduceSchedule(n, me, root, count, e, in, ordered) })

@@ -34,6 +34,7 @@ import (
 type commShm struct {
 	state atomic.Uint32 // shmNew, shmSetup (the collectives of the setup take the schedules), shmReady
 	team  *shm.Team     // written before state becomes shmReady; nil when setup failed
+	over  bool          // rank 0 saw the job oversubscribed (written like team)
 }
 
 const (
@@ -73,7 +74,7 @@ func (c *Comm) shmTeam(bytes int) *shm.Team {
 	s := &c.shm
 	if s.state.Load() == shmNew && s.state.CompareAndSwap(shmNew, shmSettingUp) {
 		if c.oneMachine() {
-			s.team = c.shmSetup()
+			s.team, s.over = c.shmSetup()
 		}
 		s.state.Store(shmReady)
 	}
@@ -81,6 +82,38 @@ func (c *Comm) shmTeam(bytes int) *shm.Team {
 		return nil
 	}
 	return s.team
+}
+
+// shmTeamReduce is shmTeamIf for a Reduce, which oversubscribed may go
+// through the segment in pieces of its slot size (coll_sm_reduce_pipeline).
+// Every rank decides alike: the slot and over come from rank 0.
+func (c *Comm) shmTeamReduce(block bool, bytes, elem int) *shm.Team {
+	if !block || !state.shmCfg.ReducePipeline {
+		return c.shmTeamIf(block, bytes)
+	}
+	t := c.shmTeam(0)
+	if t != nil && (bytes <= t.Slot() || c.shm.over && t.Slot() >= elem) {
+		return t
+	}
+	return nil
+}
+
+// shmReduce runs a Reduce through t, in pieces of whole elements of elem
+// bytes at most t.Slot() long (one when in fits): each is a Reduce of its
+// own, combined element-wise in rank order, so the result is the same bits
+// as one Reduce through a slot that holds it all. out is nil except at root.
+func shmReduce(t *shm.Team, in, out []byte, root, elem int, red func(acc, in []byte)) error {
+	piece := t.Slot() / elem * elem
+	for off := 0; ; off += piece {
+		end := min(off+piece, len(in))
+		var o []byte
+		if out != nil {
+			o = out[off:end]
+		}
+		if err := t.Reduce(in[off:end], o, root, red); err != nil || end == len(in) {
+			return err
+		}
+	}
 }
 
 // shmTeamIf is shmTeam for a blocking call, nil for a nonblocking one
@@ -103,11 +136,13 @@ func (c *Comm) oneMachine() bool {
 	return true
 }
 
-// shmSetup makes c's segment (see above); nil when any rank failed.
-func (c *Comm) shmSetup() *shm.Team {
+// shmSetup makes c's segment (see above); nil when any rank failed. over
+// is whether rank 0 saw the job oversubscribed.
+func (c *Comm) shmSetup() (team *shm.Team, over bool) {
 	n, me := c.Size(), c.Rank()
-	// msg: the slot size rank 0 chose (8 bytes), then the file's name.
-	var msg [8 + 256]byte
+	// msg: the slot size rank 0 chose (8 bytes), 1 if it saw the job
+	// oversubscribed (1 byte), then the file's name.
+	var msg [9 + 256]byte
 	path := ""
 	if me == 0 {
 		slot := shmSlot()
@@ -116,15 +151,17 @@ func (c *Comm) shmSetup() *shm.Team {
 			path = ""
 		}
 		binary.LittleEndian.PutUint64(msg[:8], uint64(slot))
-		copy(msg[8:], path)
+		if oversubscribed() {
+			msg[8] = 1
+		}
+		copy(msg[9:], path)
 	}
 	if _, err := ibcast(c, msg[:], 0, true); err != nil {
-		return nil
+		return nil, false
 	}
-	slot := int(binary.LittleEndian.Uint64(msg[:8]))
-	name := msg[8:]
+	slot, over := int(binary.LittleEndian.Uint64(msg[:8])), msg[8] == 1
+	name := msg[9:]
 	path = string(name[:clen(name)])
-	var team *shm.Team
 	ok := []int32{0}
 	if path != "" {
 		// Oversubscribed, a Barrier after a Bcast goes through its root
@@ -145,9 +182,9 @@ func (c *Comm) shmSetup() *shm.Team {
 		if team != nil {
 			team.Close()
 		}
-		return nil
+		return nil, false
 	}
-	return team
+	return team, over
 }
 
 // shmCheck is a waiting team's check: c is still usable and no rank of it
