@@ -3,9 +3,11 @@ package gorun
 import (
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/gorun-mpi/gorun/coll"
 )
@@ -34,6 +36,10 @@ type Integer interface {
 
 // Sum: acc[i] += in[i].
 func Sum[T Scalar](acc, in []T) {
+	if len(acc) == 0 {
+		probed(acc, in, opSum)
+		return
+	}
 	in = in[:len(acc)]
 	for i := range acc {
 		acc[i] += in[i]
@@ -42,6 +48,10 @@ func Sum[T Scalar](acc, in []T) {
 
 // Prod: acc[i] *= in[i].
 func Prod[T Scalar](acc, in []T) {
+	if len(acc) == 0 {
+		probed(acc, in, opProd)
+		return
+	}
 	in = in[:len(acc)]
 	for i := range acc {
 		acc[i] *= in[i]
@@ -50,6 +60,10 @@ func Prod[T Scalar](acc, in []T) {
 
 // Min: acc[i] = min(acc[i], in[i]).
 func Min[T Ordered](acc, in []T) {
+	if len(acc) == 0 {
+		probed(acc, in, opMin)
+		return
+	}
 	in = in[:len(acc)]
 	for i := range acc {
 		if in[i] < acc[i] {
@@ -60,6 +74,10 @@ func Min[T Ordered](acc, in []T) {
 
 // Max: acc[i] = max(acc[i], in[i]).
 func Max[T Ordered](acc, in []T) {
+	if len(acc) == 0 {
+		probed(acc, in, opMax)
+		return
+	}
 	in = in[:len(acc)]
 	for i := range acc {
 		if in[i] > acc[i] {
@@ -70,6 +88,10 @@ func Max[T Ordered](acc, in []T) {
 
 // BAnd: acc[i] &= in[i].
 func BAnd[T Integer](acc, in []T) {
+	if len(acc) == 0 {
+		probed(acc, in, opBAnd)
+		return
+	}
 	in = in[:len(acc)]
 	for i := range acc {
 		acc[i] &= in[i]
@@ -78,6 +100,10 @@ func BAnd[T Integer](acc, in []T) {
 
 // BOr: acc[i] |= in[i].
 func BOr[T Integer](acc, in []T) {
+	if len(acc) == 0 {
+		probed(acc, in, opBOr)
+		return
+	}
 	in = in[:len(acc)]
 	for i := range acc {
 		acc[i] |= in[i]
@@ -86,6 +112,10 @@ func BOr[T Integer](acc, in []T) {
 
 // BXor: acc[i] ^= in[i].
 func BXor[T Integer](acc, in []T) {
+	if len(acc) == 0 {
+		probed(acc, in, opBXor)
+		return
+	}
 	in = in[:len(acc)]
 	for i := range acc {
 		acc[i] ^= in[i]
@@ -94,6 +124,10 @@ func BXor[T Integer](acc, in []T) {
 
 // LAnd: acc[i] = acc[i] && in[i], non-zero being true; results are 1 or 0.
 func LAnd[T Integer](acc, in []T) {
+	if len(acc) == 0 {
+		probed(acc, in, opLAnd)
+		return
+	}
 	in = in[:len(acc)]
 	for i := range acc {
 		acc[i] = truth[T](acc[i] != 0 && in[i] != 0)
@@ -102,6 +136,10 @@ func LAnd[T Integer](acc, in []T) {
 
 // LOr: acc[i] = acc[i] || in[i] (1 or 0).
 func LOr[T Integer](acc, in []T) {
+	if len(acc) == 0 {
+		probed(acc, in, opLOr)
+		return
+	}
 	in = in[:len(acc)]
 	for i := range acc {
 		acc[i] = truth[T](acc[i] != 0 || in[i] != 0)
@@ -110,6 +148,10 @@ func LOr[T Integer](acc, in []T) {
 
 // LXor: acc[i] = acc[i] != in[i] as truth values (1 or 0).
 func LXor[T Integer](acc, in []T) {
+	if len(acc) == 0 {
+		probed(acc, in, opLXor)
+		return
+	}
 	in = in[:len(acc)]
 	for i := range acc {
 		acc[i] = truth[T]((acc[i] != 0) != (in[i] != 0))
@@ -140,8 +182,82 @@ var opInfos struct {
 	m  map[uintptr]opInfo
 }
 
-// builtinOps are the names of the commutative built-in ops.
+// builtinOps are the names of the commutative built-in ops; op codes
+// (opSum...) are their index + 1.
 var builtinOps = []string{"Sum", "Prod", "Min", "Max", "BAnd", "BOr", "BXor", "LAnd", "LOr", "LXor"}
+
+const (
+	opSum byte = iota + 1
+	opProd
+	opMin
+	opMax
+	opBAnd
+	opBOr
+	opBXor
+	opLAnd
+	opLOr
+	opLXor
+)
+
+// Recognizing a built-in inside a generic function: there, Sum[T] (T a
+// type parameter) is a closure the compiler makes around Sum's shape
+// instantiation, named after the caller ("pkg.f[...].func1"), not Sum. A
+// probe calls such a closure once with an empty acc (capacity 1) and an
+// empty in that starts at probeIn; a built-in seeing that writes its code
+// into acc's first byte (probed). The code is then checked on a small
+// table (a closure that calls a built-in and then changes the result is not
+// that built-in); a panic means a user op. The one thing it cannot tell is
+// a literal in a generic function that only calls one built-in and has no
+// other effect on the result: it counts as that built-in.
+
+// probeIn is where a probe's in starts (16 bytes: room for a complex128).
+var probeIn [2]uint64
+
+// probed is the built-ins' answer to a probe (see above).
+func probed[T Scalar](acc, in []T, code byte) {
+	if cap(acc) > 0 && cap(in) > 0 && unsafe.Pointer(unsafe.SliceData(in)) == unsafe.Pointer(&probeIn) {
+		*(*byte)(unsafe.Pointer(unsafe.SliceData(acc))) = code
+	}
+}
+
+// probeOp returns the code of the built-in op is, or 0 for a user op.
+func probeOp[T Scalar](op Op[T]) (code byte) {
+	defer func() {
+		if recover() != nil {
+			code = 0
+		}
+	}()
+	buf := make([]T, 1)
+	op(buf[:0], unsafe.Slice((*T)(unsafe.Pointer(&probeIn)), 1)[:0])
+	code = *(*byte)(unsafe.Pointer(&buf[0]))
+	acc := []T{1, 2, 0}
+	op(acc, []T{3, 1, 2})
+	var want []T
+	switch code {
+	case opSum:
+		want = []T{4, 3, 2}
+	case opProd:
+		want = []T{3, 2, 0}
+	case opMin, opLAnd:
+		want = []T{1, 1, 0}
+	case opMax:
+		want = []T{3, 2, 2}
+	case opBAnd:
+		want = []T{1, 0, 0}
+	case opBOr:
+		want = []T{3, 3, 2}
+	case opBXor:
+		want = []T{2, 3, 2}
+	case opLOr:
+		want = []T{1, 1, 1}
+	case opLXor:
+		want = []T{0, 0, 1}
+	}
+	if want == nil || !slices.Equal(acc, want) {
+		return 0
+	}
+	return code
+}
 
 // lastOp is the op infoOf found last (a program's reductions mostly use
 // one op: one atomic load instead of the map under its lock).
@@ -153,7 +269,7 @@ type pcInfo struct {
 }
 
 // infoOf returns fn's opInfo, and its code pointer.
-func infoOf(fn any) (opInfo, uintptr) {
+func infoOf[T Scalar](fn Op[T]) (opInfo, uintptr) {
 	pc := reflect.ValueOf(fn).Pointer()
 	if l := lastOp.Load(); l != nil && l.pc == pc {
 		return l.in, pc
@@ -166,18 +282,28 @@ func infoOf(fn any) (opInfo, uintptr) {
 		return in, pc
 	}
 	if f := runtime.FuncForPC(pc); f != nil {
-		if rest, ok := strings.CutPrefix(f.Name(), "github.com/gorun-mpi/gorun."); ok {
-			for _, o := range builtinOps {
+		name := f.Name()
+		if rest, ok := strings.CutPrefix(name, "github.com/gorun-mpi/gorun."); ok {
+			for i, o := range builtinOps {
 				if strings.HasPrefix(rest, o+"[") {
-					in.builtin = true
-					in.logical = o[0] == 'L'
-					in.sum = o == "Sum"
+					in = infoFor(byte(i + 1))
 				}
 			}
+		}
+		if !in.builtin && strings.Contains(name, "[...].func") {
+			in = infoFor(probeOp(fn))
 		}
 	}
 	setInfo(pc, in)
 	return in, pc
+}
+
+// infoFor is the opInfo of op code code (0: a user op).
+func infoFor(code byte) opInfo {
+	if code == 0 {
+		return opInfo{}
+	}
+	return opInfo{builtin: true, logical: code >= opLAnd, sum: code == opSum}
 }
 
 func setInfo(pc uintptr, in opInfo) {
@@ -191,10 +317,10 @@ func setInfo(pc uintptr, in opInfo) {
 }
 
 // isBuiltin reports whether fn is one of the package's commutative ops.
-func isBuiltin(fn any) bool { in, _ := infoOf(fn); return in.builtin }
+func isBuiltin[T Scalar](fn Op[T]) bool { in, _ := infoOf(fn); return in.builtin }
 
 // isLogical reports whether fn is one of the logical built-ins.
-func isLogical(fn any) bool { in, _ := infoOf(fn); return in.logical }
+func isLogical[T Scalar](fn Op[T]) bool { in, _ := infoOf(fn); return in.logical }
 
 // truthCopy is nil unless op is LAnd, LOr or LXor; then it is the call's
 // input (send, or recv when send is nil: in place) with every element made
