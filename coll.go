@@ -172,7 +172,7 @@ func ibcast[T Scalar](c *Comm, buf []T, root int, block bool) (*Request, error) 
 		return nil, err
 	}
 	e, n, me, count := elemSize[T](), c.Size(), c.Rank(), len(buf)
-	if t := c.shmTeamIf(block, count*e); t != nil {
+	if t := c.shmTeamBcast(block, count*e); t != nil {
 		return nil, fatalCheck(t.Bcast(asBytes(buf), root))
 	}
 	s := sched(coll.Key{Coll: coll.KBcast, N: n, R: me, Root: root, Count: count, Elem: e},

@@ -34,6 +34,7 @@ import (
 type commShm struct {
 	state atomic.Uint32 // shmNew, shmSetup (the collectives of the setup take the schedules), shmReady
 	team  *shm.Team     // written before state becomes shmReady; nil when setup failed
+	limit int           // the largest unrooted call it takes (written like team)
 	over  bool          // rank 0 saw the job oversubscribed (written like team)
 }
 
@@ -43,42 +44,55 @@ const (
 	shmReady
 )
 
-// shmSlot is the slot size of a segment rank 0 makes: coll_sm_max_size,
-// or coll_sm_oversubscribed_max_size when the job has more ranks than
-// this machine has cores (then the segment wins to larger sizes: one turn
-// on a core per rank instead of one per round of a schedule).
-func shmSlot() int {
-	size := state.shmCfg.MaxSize
-	if oversubscribed() {
-		size = state.shmCfg.OverMaxSize
+// shmSizes are the slot size of a segment rank 0 makes, and the largest
+// call of the unrooted collectives (Barrier, Allreduce, Allgather,
+// Alltoall) it takes; Bcast and Reduce take up to the slot.
+// coll_sm_max_size for both, or when the job has more ranks than this
+// machine has cores (then the segment wins to larger sizes: one turn on a
+// core per rank instead of one per round of a schedule)
+// coll_sm_oversubscribed_max_size, and for Bcast and Reduce
+// coll_sm_oversubscribed_rooted_max_size if larger.
+func shmSizes() (slot, limit int) {
+	cfg := &state.shmCfg
+	if !oversubscribed() {
+		slot = max(8, cfg.MaxSize&^7)
+		return slot, slot
 	}
-	return max(8, size&^7)
+	limit = max(8, cfg.OverMaxSize&^7)
+	return max(limit, cfg.OverRootedMaxSize&^7), limit
 }
 
 // shmSlotMax is the largest slot any rank's segment may have.
-func shmSlotMax() int { return max(8, state.shmCfg.MaxSize&^7, state.shmCfg.OverMaxSize&^7) }
+func shmSlotMax() int {
+	cfg := &state.shmCfg
+	return max(8, cfg.MaxSize&^7, cfg.OverMaxSize&^7, cfg.OverRootedMaxSize&^7)
+}
 
 // oversubscribed reports whether the job has more ranks than this
 // machine has cores, as this rank sees it.
 func oversubscribed() bool { return state.world.Size() > runtime.NumCPU() }
 
-// shmTeam returns c's team for a call moving bytes per rank, or nil when
-// the call takes the schedules. The team's slot, which rank 0 chose for
-// every rank, decides; before the segment exists, the largest slot any
-// rank could choose (so a call every rank could take through it sets it
-// up).
-func (c *Comm) shmTeam(bytes int) *shm.Team {
+// shmTeam returns c's team for an unrooted call moving bytes per rank, or
+// nil when the call takes the schedules.
+func (c *Comm) shmTeam(bytes int) *shm.Team { return c.shmTeamFor(bytes, false) }
+
+// shmTeamFor returns c's team for a call moving bytes per rank, rooted
+// (Bcast, Reduce) or not, or nil when the call takes the schedules. The
+// sizes rank 0 chose for every rank decide; before the segment exists,
+// the largest slot any rank could choose (so a call every rank could take
+// through it sets it up).
+func (c *Comm) shmTeamFor(bytes int, rooted bool) *shm.Team {
 	if !state.shmCfg.Enable || bytes > shmSlotMax() || c.Size() < 2 {
 		return nil
 	}
 	s := &c.shm
 	if s.state.Load() == shmNew && s.state.CompareAndSwap(shmNew, shmSettingUp) {
 		if c.oneMachine() {
-			s.team, s.over = c.shmSetup()
+			s.team, s.limit, s.over = c.shmSetup()
 		}
 		s.state.Store(shmReady)
 	}
-	if s.state.Load() != shmReady || s.team == nil || bytes > s.team.Slot() {
+	if s.state.Load() != shmReady || s.team == nil || bytes > s.team.Slot() || !rooted && bytes > s.limit {
 		return nil
 	}
 	return s.team
@@ -91,7 +105,7 @@ func (c *Comm) shmTeamReduce(block bool, bytes, elem int) *shm.Team {
 	if !block || !state.shmCfg.ReducePipeline {
 		return c.shmTeamIf(block, bytes)
 	}
-	t := c.shmTeam(0)
+	t := c.shmTeamFor(0, true)
 	if t != nil && (bytes <= t.Slot() || c.shm.over && t.Slot() >= elem) {
 		return t
 	}
@@ -125,6 +139,14 @@ func (c *Comm) shmTeamIf(block bool, bytes int) *shm.Team {
 	return c.shmTeam(bytes)
 }
 
+// shmTeamBcast is shmTeamIf for a Bcast.
+func (c *Comm) shmTeamBcast(block bool, bytes int) *shm.Team {
+	if !block {
+		return nil
+	}
+	return c.shmTeamFor(bytes, true)
+}
+
 // oneMachine reports whether every rank of c is on this machine.
 func (c *Comm) oneMachine() bool {
 	me := c.c.NodeID(c.Rank())
@@ -136,31 +158,33 @@ func (c *Comm) oneMachine() bool {
 	return true
 }
 
-// shmSetup makes c's segment (see above); nil when any rank failed. over
-// is whether rank 0 saw the job oversubscribed.
-func (c *Comm) shmSetup() (team *shm.Team, over bool) {
+// shmSetup makes c's segment (see above); nil when any rank failed. limit
+// is the largest unrooted call it takes, over whether rank 0 saw the job
+// oversubscribed.
+func (c *Comm) shmSetup() (team *shm.Team, limit int, over bool) {
 	n, me := c.Size(), c.Rank()
-	// msg: the slot size rank 0 chose (8 bytes), 1 if it saw the job
-	// oversubscribed (1 byte), then the file's name.
-	var msg [9 + 256]byte
+	// msg: the slot size and limit rank 0 chose (8 bytes each), 1 if it
+	// saw the job oversubscribed (1 byte), then the file's name.
+	var msg [17 + 256]byte
 	path := ""
 	if me == 0 {
-		slot := shmSlot()
+		slot, limit := shmSizes()
 		path = shmPath(c)
 		if err := shm.Create(path, n, slot); err != nil {
 			path = ""
 		}
 		binary.LittleEndian.PutUint64(msg[:8], uint64(slot))
+		binary.LittleEndian.PutUint64(msg[8:16], uint64(limit))
 		if oversubscribed() {
-			msg[8] = 1
+			msg[16] = 1
 		}
-		copy(msg[9:], path)
+		copy(msg[17:], path)
 	}
 	if _, err := ibcast(c, msg[:], 0, true); err != nil {
-		return nil, false
+		return nil, 0, false
 	}
-	slot, over := int(binary.LittleEndian.Uint64(msg[:8])), msg[8] == 1
-	name := msg[9:]
+	slot, limit, over := int(binary.LittleEndian.Uint64(msg[:8])), int(binary.LittleEndian.Uint64(msg[8:16])), msg[16] == 1
+	name := msg[17:]
 	path = string(name[:clen(name)])
 	ok := []int32{0}
 	if path != "" {
@@ -182,9 +206,9 @@ func (c *Comm) shmSetup() (team *shm.Team, over bool) {
 		if team != nil {
 			team.Close()
 		}
-		return nil, false
+		return nil, 0, false
 	}
-	return team, over
+	return team, limit, over
 }
 
 // shmCheck is a waiting team's check: c is still usable and no rank of it

@@ -23,8 +23,10 @@ package coll
 //
 // The small blocking Barrier, Bcast, Reduce, Allreduce, Allgather and
 // Alltoall of a communicator on one machine do not come here: coll/shm runs
-// them (up to coll_sm_max_size bytes per rank, coll_sm_oversubscribed_max_size
-// with more ranks than cores; Alltoall: all of a rank's blocks together).
+// them (up to coll_sm_max_size bytes per rank; with more ranks than cores
+// coll_sm_oversubscribed_max_size, and for Bcast and Reduce
+// coll_sm_oversubscribed_rooted_max_size, Reduce in pieces above it;
+// Alltoall: all of a rank's blocks together).
 
 // Barrier returns the barrier schedule.
 func (c Config) BarrierSchedule(n, r int) Schedule { return BarrierDissemination(n, r) }

@@ -20,13 +20,19 @@ var Params = mca.Declare("coll_sm", []mca.Field[Config]{
 	// KiB Allreduce and Alltoall lose or tie.
 	mca.Size("coll_sm_oversubscribed_max_size", "256k", 8, 1<<20, func(c *Config) *int { return &c.OverMaxSize },
 		"coll_sm_max_size for a job with more ranks than this machine has cores (as rank 0 of the communicator sees it when it makes the segment)"),
+	// 1m: same take, np 8 on 2 cores, Bcast through the schedules against
+	// a 1 MiB slot, µs: 512 KiB 166 -> 48, 1 MiB 294 -> 94 (the root
+	// writes once and leaves; every reader copies once). Allreduce and
+	// Alltoall lost at 1 MiB through it (np 4: 1.46x).
+	mca.Size("coll_sm_oversubscribed_rooted_max_size", "1m", 8, 16<<20, func(c *Config) *int { return &c.OverRootedMaxSize },
+		"coll_sm_oversubscribed_max_size for Bcast and Reduce (the segment's slot is the larger of the two)"),
 	// Same take, np 4 on 2 cores, Reduce through the schedules against in
 	// pieces, µs: 512 KiB 283 -> 107, 1 MiB 532 -> 339, 4 MiB 3742 ->
 	// 1446 (each rank but the root writes and leaves; the schedules need
 	// every rank on a core for each round). On 2 ranks, not oversubscribed,
 	// they tie. Bcast in pieces lost (1 MiB 176 -> 295).
 	mca.Bool("coll_sm_reduce_pipeline", "true", func(c *Config) *bool { return &c.ReducePipeline },
-		"With more ranks than cores (as rank 0 of the communicator sees it), a blocking Reduce larger than coll_sm_oversubscribed_max_size goes through the segment in pieces of that size, one after the other, instead of through the point-to-point schedules"),
+		"With more ranks than cores (as rank 0 of the communicator sees it), a blocking Reduce larger than coll_sm_oversubscribed_rooted_max_size goes through the segment in pieces of that size, one after the other, instead of through the point-to-point schedules"),
 })
 
 // Config is coll/sm's configuration.
@@ -34,6 +40,8 @@ type Config struct {
 	Enable      bool
 	MaxSize     int
 	OverMaxSize int // MaxSize when oversubscribed
+	// OverRootedMaxSize: OverMaxSize for Bcast and Reduce.
+	OverRootedMaxSize int
 	// ReducePipeline: oversubscribed, a Reduce larger than the slot goes
 	// through the segment in slot-sized pieces.
 	ReducePipeline bool
