@@ -100,7 +100,7 @@ func reducer[T Scalar](call string, op Op[T]) (red coll.ReduceFunc, ordered bool
 	if f := add.For(addKind[T]()); info.sum && f != nil {
 		red = coll.ReduceFunc(f)
 	}
-	if info.builtin {
+	if info.builtin && !info.probed {
 		info.red = red
 		setInfo(pc, info)
 	}

@@ -173,6 +173,12 @@ func truth[T Integer](b bool) T {
 type opInfo struct {
 	builtin, logical, sum bool
 	red                   coll.ReduceFunc
+	// probed: a closure made in a generic function, recognized by a probe
+	// (below). Its code pointer is shared by every closure of that literal,
+	// whatever each captured (a literal wrapping a captured Op is Sum in one
+	// call and a user op in the next), so neither it nor its reduction is
+	// cached: every call probes it again.
+	probed bool
 }
 
 // opInfos caches opInfo by code pointer (a map under a lock: a sync.Map
@@ -208,7 +214,10 @@ const (
 // table (a closure that calls a built-in and then changes the result is not
 // that built-in); a panic means a user op. The one thing it cannot tell is
 // a literal in a generic function that only calls one built-in and has no
-// other effect on the result: it counts as that built-in.
+// other effect on the result: it counts as that built-in. Such closures
+// are probed at every collective call (opInfo.probed), so a user op written
+// as a literal in a generic function is called with empty slices there once
+// more than the reduction needs.
 
 // probeIn is where a probe's in starts (16 bytes: room for a complex128).
 var probeIn [2]uint64
@@ -292,6 +301,8 @@ func infoOf[T Scalar](fn Op[T]) (opInfo, uintptr) {
 		}
 		if !in.builtin && strings.Contains(name, "[...].func") {
 			in = infoFor(probeOp(fn))
+			in.probed = true
+			return in, pc
 		}
 	}
 	setInfo(pc, in)

@@ -48,6 +48,14 @@ func genericUser[T Scalar]() []Op[T] {
 	}
 }
 
+// genericWrap is a literal in a generic function around a captured op (not
+// inlined: every call returns a closure of the one code pointer).
+//
+//go:noinline
+func genericWrap[T Scalar](op Op[T]) Op[T] {
+	return func(acc, in []T) { op(acc, in) }
+}
+
 // Inside a generic function the built-ins are recognized too (by a probe:
 // their names there are the caller's), with the right kind; Sum on 4- and
 // 8-byte types gets the SSE2 adder; user ops there stay user ops.
@@ -65,6 +73,23 @@ func TestBuiltinOpsRecognizedGeneric(t *testing.T) {
 	for i, op := range genericUser[float64]() {
 		if isBuiltin(op) {
 			t.Errorf("generic user op %d counted as built-in", i)
+		}
+	}
+	// One literal wrapping a captured op: Sum in one call, a user op in the
+	// next (the literal's code pointer is the same; nothing may be cached).
+	for range 2 {
+		if in, _ := infoOf(genericWrap[int64](Sum[int64])); !in.sum {
+			t.Error("a generic literal wrapping Sum: not recognized as Sum")
+		}
+		user := genericUser[int64]()[0]
+		if in, _ := infoOf(genericWrap[int64](user)); in.builtin {
+			t.Error("the same generic literal wrapping a user op after Sum: counted as built-in")
+		}
+		red, ordered, _ := reducer("test", genericWrap[int64](user))
+		acc := []int64{1, 2}
+		red(asBytes(acc), asBytes([]int64{10, 20}))
+		if !ordered || !slices.Equal(acc, []int64{22, 44}) { // user: Sum, then doubled
+			t.Errorf("the generic literal wrapping a user op reduced to %v (ordered %v), want [22 44] (ordered)", acc, ordered)
 		}
 	}
 	f := genericSum[float32]()
