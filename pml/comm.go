@@ -242,7 +242,10 @@ func (c *Comm) Irecv(r *Request, buf []byte, src, tag int) error {
 func (c *Comm) startRecv(r *Request, buf []byte, src, tag int) error {
 	p := c.p
 	r.p, r.kind, r.buf, r.userTag, r.grp = p, kindRecv, buf, tag, c.grp
-	r.recv = match.Recv{Ctx: c.ctx, Src: src, Tag: tag, Data: r}
+	// Field by field into the zero r: a composite literal here is built
+	// and copied with a write-barrier check per pointer field (~8 ns, 5%
+	// of an Isend+Irecv pair).
+	r.recv.Ctx, r.recv.Src, r.recv.Tag, r.recv.Data = c.ctx, src, tag, r
 	p.mu.Lock()
 	if src >= 0 && p.peers[src].lost.Load() || src == match.AnySource && p.othersLost(p.nlost.Load()) {
 		// Messages already here can still be received.

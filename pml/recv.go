@@ -130,14 +130,15 @@ func (p *PML) arrive(src int, h *matchHdr, rndv bool, payload []byte) {
 	jobs := p.jobs[:0]
 	for i, pr := range pairs {
 		r := pr.Recv.Data.(*Request)
-		var j rndvJob
-		if pr.Msg == m {
-			j = p.deliverLocked(r, src, h, rndv, payload)
-		} else {
-			j = p.deliverUnexpLocked(r, pr.Msg)
-		}
-		if j.r != nil {
-			jobs = append(jobs, j)
+		switch {
+		case pr.Msg == m && !rndv:
+			p.deliverEagerLocked(r, src, h, payload) // no rndvJob to build and return
+		case pr.Msg == m:
+			jobs = append(jobs, p.deliverLocked(r, src, h, rndv, payload))
+		default:
+			if j := p.deliverUnexpLocked(r, pr.Msg); j.r != nil {
+				jobs = append(jobs, j)
+			}
 		}
 		p.freeMsgLocked(pr.Msg)
 		pairs[i] = match.Pair{}
@@ -234,18 +235,13 @@ type rndvJob struct {
 // the job that copies and reads its bulk without mu, which the caller runs
 // after unlocking. Otherwise the returned job is empty (j.r == nil).
 func (p *PML) deliverLocked(r *Request, src int, h *matchHdr, rndv bool, payload []byte) rndvJob {
+	if !rndv {
+		p.deliverEagerLocked(r, src, h, payload)
+		return rndvJob{}
+	}
 	r.peer = src
 	r.tag = int(h.tag)
 	p.returnCreditLocked(src, len(payload))
-	if !rndv {
-		n := memcpy.Copy(r.buf, payload)
-		if h.flags&flagSync != 0 {
-			p.sendAckLocked(src, h.sreq, 0, 0, 0)
-		}
-		// Just matched: no queue or table holds r, nothing else can finish it.
-		r.complete(Status{Source: r.source(src), Tag: r.tag, Count: n}, truncErr(len(payload), len(r.buf), r.source(src), r.tag))
-		return rndvJob{}
-	}
 	r.size = int(h.size)
 	plan := planRndv(r.size, len(payload), len(r.buf), false)
 	if plan.frags && p.planReadLocked(r, src, h, plan.want-plan.copy) {
@@ -253,6 +249,20 @@ func (p *PML) deliverLocked(r *Request, src int, h *matchHdr, rndv bool, payload
 	}
 	r.want = plan.want
 	return rndvJob{r: r, src: src, sreq: h.sreq, addr: h.addr, chunk: payload, plan: plan}
+}
+
+// deliverEagerLocked is deliverLocked for an eager message: it copies the
+// payload into r (under mu) and completes r.
+func (p *PML) deliverEagerLocked(r *Request, src int, h *matchHdr, payload []byte) {
+	r.peer = src
+	r.tag = int(h.tag)
+	p.returnCreditLocked(src, len(payload))
+	n := memcpy.Copy(r.buf, payload)
+	if h.flags&flagSync != 0 {
+		p.sendAckLocked(src, h.sreq, 0, 0, 0)
+	}
+	// Just matched: no queue or table holds r, nothing else can finish it.
+	r.complete(Status{Source: r.source(src), Tag: r.tag, Count: n}, truncErr(len(payload), len(r.buf), r.source(src), r.tag))
 }
 
 // runRndv carries out a matched RNDV's plan with mu released: the copy of
