@@ -20,11 +20,13 @@ var Params = mca.Declare("coll_sm", []mca.Field[Config]{
 	// KiB Allreduce and Alltoall lose or tie.
 	mca.Size("coll_sm_oversubscribed_max_size", "256k", 8, 1<<20, func(c *Config) *int { return &c.OverMaxSize },
 		"coll_sm_max_size for a job with more ranks than this machine has cores (as rank 0 of the communicator sees it when it makes the segment)"),
-	// 1m: same take, np 8 on 2 cores, Bcast through the schedules against
-	// a 1 MiB slot, µs: 512 KiB 166 -> 48, 1 MiB 294 -> 94 (the root
-	// writes once and leaves; every reader copies once). Allreduce and
-	// Alltoall lost at 1 MiB through it (np 4: 1.46x).
-	mca.Size("coll_sm_oversubscribed_rooted_max_size", "1m", 8, 16<<20, func(c *Config) *int { return &c.OverRootedMaxSize },
+	// 4m: same take, np 8 on 2 cores, Bcast through the schedules against
+	// a 1 MiB slot, µs: 512 KiB 166 -> 48, 1 MiB 294 -> 94; a 1 MiB slot
+	// against 4 MiB: Bcast 4 MiB 4748 -> 258, Reduce 4 MiB 3307 -> 849 (np
+	// 4: 2106 -> 167, 1389 -> 503). The root writes once and leaves, every
+	// reader copies once. Allreduce and Alltoall lost at 1 MiB through it
+	// (np 4: 1.46x). Cells are only touched as far as calls fill them.
+	mca.Size("coll_sm_oversubscribed_rooted_max_size", "4m", 8, 16<<20, func(c *Config) *int { return &c.OverRootedMaxSize },
 		"coll_sm_oversubscribed_max_size for Bcast and Reduce (the segment's slot is the larger of the two)"),
 	// Same take, np 4 on 2 cores, Reduce through the schedules against in
 	// pieces, µs: 512 KiB 283 -> 107, 1 MiB 532 -> 339, 4 MiB 3742 ->
