@@ -261,7 +261,7 @@ func iallreduce[T Scalar](c *Comm, send, recv []T, op Op[T], block bool) (*Reque
 		copy(recv, t)
 	}
 	e, n, me, count := elemSize[T](), c.Size(), c.Rank(), len(recv)
-	if t := c.shmTeamIf(block, count*e); t != nil {
+	if t := c.shmTeamAllreduce(block, count*e); t != nil {
 		return nil, fatalCheck(t.Allreduce(asBytes(recv), red))
 	}
 	s := sched(coll.Key{Coll: coll.KAllreduce, N: n, R: me, Count: count, Elem: e, Flag: ordered},

@@ -139,6 +139,16 @@ func (c *Comm) shmTeamIf(block bool, bytes int) *shm.Team {
 	return c.shmTeam(bytes)
 }
 
+// shmTeamAllreduce is shmTeamIf for an Allreduce: oversubscribed, only
+// while bytes times the ranks is within coll_sm_oversubscribed_allreduce_max_size.
+func (c *Comm) shmTeamAllreduce(block bool, bytes int) *shm.Team {
+	t := c.shmTeamIf(block, bytes)
+	if t != nil && c.shm.over && c.Size()*bytes > state.shmCfg.OverAllreduceMax {
+		return nil
+	}
+	return t
+}
+
 // shmTeamBcast is shmTeamIf for a Bcast.
 func (c *Comm) shmTeamBcast(block bool, bytes int) *shm.Team {
 	if !block {

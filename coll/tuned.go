@@ -25,7 +25,8 @@ package coll
 // Alltoall of a communicator on one machine do not come here: coll/shm runs
 // them (up to coll_sm_max_size bytes per rank; with more ranks than cores
 // coll_sm_oversubscribed_max_size, and for Bcast and Reduce
-// coll_sm_oversubscribed_rooted_max_size, Reduce in pieces above it;
+// coll_sm_oversubscribed_rooted_max_size, Reduce in pieces above it,
+// Allreduce within coll_sm_oversubscribed_allreduce_max_size in all;
 // Alltoall: all of a rank's blocks together).
 
 // Barrier returns the barrier schedule.

@@ -29,8 +29,9 @@ var noSM = []string{"coll_sm_enable", "false"}
 
 // pieces makes coll/sm's slot 128 bytes when oversubscribed (3 and 5 ranks
 // on CI's 2 cores), for Bcast and Reduce, and 64 for the others: larger
-// Reduces go through it in pieces.
-var pieces = []string{"coll_sm_oversubscribed_max_size", "64", "coll_sm_oversubscribed_rooted_max_size", "128"}
+// Reduces go through it in pieces; Allreduces only up to 128 bytes in all.
+var pieces = []string{"coll_sm_oversubscribed_max_size", "64", "coll_sm_oversubscribed_rooted_max_size", "128",
+	"coll_sm_oversubscribed_allreduce_max_size", "128"}
 
 var bruck = []string{"coll_tuned_allgather_algorithm", "bruck", "coll_tuned_alltoall_algorithm", "bruck"}
 

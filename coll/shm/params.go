@@ -28,6 +28,13 @@ var Params = mca.Declare("coll_sm", []mca.Field[Config]{
 	// (np 4: 1.46x). Cells are only touched as far as calls fill them.
 	mca.Size("coll_sm_oversubscribed_rooted_max_size", "4m", 8, 16<<20, func(c *Config) *int { return &c.OverRootedMaxSize },
 		"coll_sm_oversubscribed_max_size for Bcast and Reduce (the segment's slot is the larger of the two)"),
+	// 512k: same take, 5 rounds, Allreduce with coll_sm_oversubscribed_max_size
+	// 256k against 64k, µs: np 8 64 KiB 198 -> 184, 128 KiB 207 -> 346,
+	// 256 KiB 297 -> 507; np 4 128 KiB 83 -> 83, 256 KiB 114 -> 177:
+	// every rank folds all n inputs, n times the work of the schedules'
+	// reduce-scatter, which with more ranks than cores is what counts.
+	mca.Size("coll_sm_oversubscribed_allreduce_max_size", "512k", 8, 1<<30, func(c *Config) *int { return &c.OverAllreduceMax },
+		"With more ranks than cores (as rank 0 of the communicator sees it), the largest Allreduce coll/sm takes, counted as bytes per rank times the number of ranks (every rank folds every rank's input); within coll_sm_oversubscribed_max_size"),
 	// Same take, np 4 on 2 cores, Reduce through the schedules against in
 	// pieces, µs: 512 KiB 283 -> 107, 1 MiB 532 -> 339, 4 MiB 3742 ->
 	// 1446 (each rank but the root writes and leaves; the schedules need
@@ -44,6 +51,9 @@ type Config struct {
 	OverMaxSize int // MaxSize when oversubscribed
 	// OverRootedMaxSize: OverMaxSize for Bcast and Reduce.
 	OverRootedMaxSize int
+	// OverAllreduceMax: oversubscribed, the largest Allreduce, in bytes
+	// per rank times ranks.
+	OverAllreduceMax int
 	// ReducePipeline: oversubscribed, a Reduce larger than the slot goes
 	// through the segment in slot-sized pieces.
 	ReducePipeline bool
