@@ -176,8 +176,8 @@ type opInfo struct {
 	// probed: a closure made in a generic function, recognized by a probe
 	// (below). Its code pointer is shared by every closure of that literal,
 	// whatever each captured (a literal wrapping a captured Op is Sum in one
-	// call and a user op in the next), so neither it nor its reduction is
-	// cached: every call probes it again.
+	// call and a user op in the next), so only that it needs a probe is
+	// cached, never its kind or its reduction: every call probes it again.
 	probed bool
 }
 
@@ -280,33 +280,48 @@ type pcInfo struct {
 // infoOf returns fn's opInfo, and its code pointer.
 func infoOf[T Scalar](fn Op[T]) (opInfo, uintptr) {
 	pc := reflect.ValueOf(fn).Pointer()
+	in, ok := cachedInfo(pc)
+	if !ok {
+		in = nameInfo(pc)
+		setInfo(pc, in)
+	}
+	if in.probed {
+		in = infoFor(probeOp(fn))
+		in.probed = true
+	}
+	return in, pc
+}
+
+// cachedInfo is the opInfo setInfo stored for pc, if any.
+func cachedInfo(pc uintptr) (opInfo, bool) {
 	if l := lastOp.Load(); l != nil && l.pc == pc {
-		return l.in, pc
+		return l.in, true
 	}
 	opInfos.mu.RLock()
 	in, ok := opInfos.m[pc]
 	opInfos.mu.RUnlock()
 	if ok {
 		lastOp.Store(&pcInfo{pc, in})
-		return in, pc
 	}
-	if f := runtime.FuncForPC(pc); f != nil {
-		name := f.Name()
-		if rest, ok := strings.CutPrefix(name, "github.com/gorun-mpi/gorun."); ok {
-			for i, o := range builtinOps {
-				if strings.HasPrefix(rest, o+"[") {
-					in = infoFor(byte(i + 1))
-				}
+	return in, ok
+}
+
+// nameInfo is what the name of the function at pc tells: a built-in, a
+// closure of a generic function to be probed at every call, or a user op.
+func nameInfo(pc uintptr) opInfo {
+	f := runtime.FuncForPC(pc)
+	if f == nil {
+		return opInfo{}
+	}
+	name := f.Name()
+	if rest, ok := strings.CutPrefix(name, "github.com/gorun-mpi/gorun."); ok {
+		for i, o := range builtinOps {
+			if strings.HasPrefix(rest, o+"[") {
+				return infoFor(byte(i + 1))
 			}
 		}
-		if !in.builtin && strings.Contains(name, "[...].func") {
-			in = infoFor(probeOp(fn))
-			in.probed = true
-			return in, pc
-		}
 	}
-	setInfo(pc, in)
-	return in, pc
+	return opInfo{probed: strings.Contains(name, "[...].func")}
 }
 
 // infoFor is the opInfo of op code code (0: a user op).
