@@ -8,8 +8,8 @@
 // and Progress until Close. Optional capabilities are separate interfaces
 // the PML looks for: Sleeper and Watcher (how a rank waits for work),
 // Flusher (whether sends are still queued), Progressor (how long a rank
-// may go without Progress) and JobBarrier (Finalize's barrier in shared
-// memory).
+// may go without Progress), JobBarrier (Finalize's barrier in shared
+// memory) and Placer (payloads read straight into the receive buffer).
 //
 // Ownership rules (the part every implementation must honour):
 //   - Send copies hdr before it returns, always.
@@ -194,4 +194,34 @@ type JobBarrier interface {
 	Arrive()
 	// Released reports whether every rank of the module has arrived.
 	Released() bool
+}
+
+// PlaceFunc is a Placer's question to the PML: the n-byte payload of a
+// fragment from world rank src whose header hdr has arrived goes where?
+// It returns a slice of exactly n bytes (the posted receive buffer's part),
+// or nil: deliver the fragment to its RecvFunc as usual. hdr is valid only
+// during the call.
+type PlaceFunc func(src int, hdr []byte, n int) []byte
+
+// LandedFunc tells the PML that the n-byte payload of a fragment it placed
+// (PlaceFunc) is all in place; hdr is the fragment's header, valid only
+// during the call. It replaces the RecvFunc call for that fragment.
+type LandedFunc func(src int, hdr []byte, n int)
+
+// Placer is a module that can read a fragment's payload straight into its
+// final place (a socket BTL: into the posted receive buffer, instead of
+// into its own buffer and then copying). Like RecvFuncs, place and landed
+// are called from inside Progress by one goroutine at a time.
+//
+// Between a place call that returned dst and the landed call, the module
+// writes into dst, and nothing else; fragments from src that follow are
+// delivered after landed (ordering is kept). If src is lost before the
+// payload is all in, landed is never called and the module writes nothing
+// into dst after it has reported src lost (OnPeerLost's handler), nor after
+// Close.
+type Placer interface {
+	// RegisterPlace installs place and landed for fragments carrying tag
+	// (their RecvFunc still gets the fragments place declines). Call before
+	// the first Progress.
+	RegisterPlace(tag Tag, place PlaceFunc, landed LandedFunc)
 }

@@ -3,6 +3,7 @@ package pml
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/gorun-mpi/gorun/internal/errs"
@@ -185,11 +186,21 @@ func TestBatchDeliveryOverSM(t *testing.T) {
 // TestBatchThenOtherCallbacks: a poll that delivered an eager message (and
 // so holds mu for the next) then hands over ACKs (onAck) on one rank and
 // FRAGs (onFrag) on the other. Each of those takes mu itself, so it must
-// end the batch first; otherwise the poll deadlocks on its own lock.
+// end the batch first; otherwise the poll deadlocks on its own lock. With
+// place, the FRAGs go through placeFrag and fragLanded (btl.Placer), which
+// take mu too.
 func TestBatchThenOtherCallbacks(t *testing.T) {
-	posted, acked := make(chan struct{}), make(chan struct{})
+	for _, place := range []bool{false, true} {
+		t.Run(fmt.Sprint("place=", place), func(t *testing.T) { batchThenOtherCallbacks(t, place) })
+	}
+}
+
+func batchThenOtherCallbacks(t *testing.T, place bool) {
+	posted, acked, fragsSent := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	big := pattern(5000, 3)
-	job(t, newFakeNet(2, 256, 1024), func(t *testing.T, c *Comm) {
+	net := newFakeNet(2, 256, 1024)
+	net.place = place
+	job(t, net, func(t *testing.T, c *Comm) {
 		streamingOn(c)
 		if c.Rank() == 0 {
 			var r, ss, rs, es Request
@@ -209,6 +220,10 @@ func TestBatchThenOtherCallbacks(t *testing.T) {
 			if err := c.Isend(&es, pattern(8, 4), 1, 4, false); err != nil {
 				t.Fatal(err)
 			}
+			if _, err := rs.Wait(nil); err != nil { // the ACK is in: the FRAGs are queued
+				t.Error(err)
+			}
+			close(fragsSent)
 			for i, q := range []*Request{&r, &ss, &rs, &es} {
 				if _, err := q.Wait(nil); err != nil {
 					t.Errorf("request %d: %v", i, err)
@@ -232,13 +247,18 @@ func TestBatchThenOtherCallbacks(t *testing.T) {
 			t.Fatal(err)
 		}
 		close(acked)
-		if _, err := r.Wait(nil); err != nil || !bytes.Equal(got, big) {
+		<-fragsSent
+		streamingOn(c)                                                   // the polls above delivered one message each
+		if _, err := r.Wait(nil); err != nil || !bytes.Equal(got, big) { // one poll: the eager message, then the FRAGs
 			t.Errorf("rendezvous: %v", err)
 		}
 		if _, err := c.Recv(make([]byte, 8), 0, 4); err != nil {
 			t.Error(err)
 		}
 	})
+	if place && net.placed.Load() == 0 {
+		t.Error("no FRAG went through placeFrag")
+	}
 }
 
 // TestBatchThenPeerLost: the poll that delivers a lost rank's last message

@@ -33,12 +33,17 @@ type fakeNet struct {
 	// (the two paths of a rendezvous); reads and frags count them.
 	readDelay, fragDelay time.Duration
 	reads, frags         atomic.Int64
+	// place makes the modules read FRAG payloads straight into the place
+	// the PML gives (btl.Placer), in two pieces; placed counts them.
+	place  bool
+	placed atomic.Int64
 }
 
 type fakeFrag struct {
-	src  int
-	tag  btl.Tag
-	data []byte
+	src    int
+	tag    btl.Tag
+	data   []byte
+	hdrLen int
 }
 
 type owed struct {
@@ -56,6 +61,8 @@ type fakeMod struct {
 	q        []fakeFrag
 	owe      []owed
 	cbs      [btl.NumTags]btl.RecvFunc
+	place    [btl.NumTags]btl.PlaceFunc
+	landed   [btl.NumTags]btl.LandedFunc
 	lost     func(int)
 	wake     chan struct{}
 	dead     bool
@@ -80,6 +87,29 @@ func (m *fakeMod) Attributes() btl.Attributes {
 func (m *fakeMod) Reachable(peer int) bool             { return peer >= 0 && peer < len(m.net.mods) }
 func (m *fakeMod) Register(t btl.Tag, fn btl.RecvFunc) { m.cbs[t] = fn }
 func (m *fakeMod) OnPeerLost(fn func(int))             { m.lost = fn }
+func (m *fakeMod) RegisterPlace(t btl.Tag, place btl.PlaceFunc, landed btl.LandedFunc) {
+	m.place[t], m.landed[t] = place, landed
+}
+
+// deliver hands f to its callback, or, with net.place and a place for its
+// tag, moves its payload into the place in two pieces and tells landed.
+func (m *fakeMod) deliver(f fakeFrag) {
+	if fn := m.place[f.tag]; m.net.place && fn != nil {
+		hdr, payload := f.data[:f.hdrLen], f.data[f.hdrLen:]
+		if dst := fn(f.src, hdr, len(payload)); dst != nil {
+			if len(dst) != len(payload) {
+				panic(fmt.Sprintf("fake: place of %d bytes for a payload of %d", len(dst), len(payload)))
+			}
+			half := len(payload) / 2
+			copy(dst[:half], payload)
+			copy(dst[half:], payload[half:])
+			m.net.placed.Add(1)
+			m.landed[f.tag](f.src, hdr, len(payload))
+			return
+		}
+	}
+	m.cbs[f.tag](f.src, f.data)
+}
 
 func (m *fakeMod) Send(peer int, tag btl.Tag, hdr, payload []byte, c btl.Completion) (bool, error) {
 	if len(hdr) > btl.MaxHeader || len(payload) > m.net.max {
@@ -114,7 +144,7 @@ func (m *fakeMod) deliverTo(peer int, tag btl.Tag, hdr, payload []byte) {
 	data := make([]byte, 0, len(hdr)+len(payload))
 	data = append(append(data, hdr...), payload...)
 	d.mu.Lock()
-	d.q = append(d.q, fakeFrag{m.rank, tag, data})
+	d.q = append(d.q, fakeFrag{m.rank, tag, data, len(hdr)})
 	d.mu.Unlock()
 	select {
 	case d.wake <- struct{}{}:
@@ -141,7 +171,7 @@ func (m *fakeMod) Progress() int {
 	m.q, m.lostQ = nil, nil
 	m.mu.Unlock()
 	for _, f := range q {
-		m.cbs[f.tag](f.src, f.data)
+		m.deliver(f)
 		n++
 	}
 	for _, r := range lost {

@@ -216,6 +216,9 @@ func New(cfg Config) (*PML, error) {
 		m.Register(btl.TagPMLFrag, p.onFrag)
 		m.Register(btl.TagPMLFin, p.onFin)
 		m.Register(btl.TagPMLCtl, p.onCtl)
+		if pl, ok := m.(btl.Placer); ok {
+			pl.RegisterPlace(btl.TagPMLFrag, p.placeFrag, p.fragLanded)
+		}
 		m.OnPeerLost(p.onPeerLost)
 	}
 	p.startBackground()

@@ -46,7 +46,9 @@ func (p *PML) onRndv(src int, data []byte) {
 // (progressLocked): one lock round trip per poll instead of one per
 // message. Whatever must run without mu ends the batch first: a
 // rendezvous job (its copy and read), and every other entry from a poll
-// that takes mu (onAck, onFin, onFrag, onPeerLost, a failed SendDone).
+// that takes mu (onAck, onFin, onFrag, placeFrag, fragLanded, onPeerLost,
+// a failed SendDone): mu is not reentrant, so one that forgets deadlocks
+// the poll on its own lock (TestBatchThenOtherCallbacks, TestPlaceEndsBatch).
 // Messages are still matched one by one in arrival order; only the lock
 // is shared. Other goroutines (Irecv, Cancel, probes) wait for mu at most
 // one poll (boxPollMsgs records of each of a few boxes, a FIFO lap).
@@ -329,10 +331,8 @@ func (p *PML) onFrag(src int, data []byte) {
 		p.log.Error("dropping a malformed fragment", "from", src, "error", err)
 		return
 	}
-	p.mu.Lock()
-	r := p.recvs[rreq]
-	p.mu.Unlock()
-	if r == nil || r.peer != src || !fragFits(off, len(payload), r.want) {
+	r := p.fragRecv(src, rreq, off, len(payload))
+	if r == nil {
 		p.log.Error("FRAG for an unknown receive or out of its bounds", "from", src, "rreq", rreq, "offset", off, "bytes", len(payload))
 		return
 	}
@@ -340,7 +340,60 @@ func (p *PML) onFrag(src int, data []byte) {
 	// in recvs is advanced (here) or failed (onPeerLost, Close) only by
 	// BTL callbacks or under progMu, and this callback holds progMu.
 	p.rget.fragArrived(r)
-	r.received += memcpy.Copy(r.buf[off:], payload)
+	p.fragIn(r, rreq, memcpy.Copy(r.buf[off:], payload))
+}
+
+// fragRecv is the pipelined receive a FRAG of n bytes at off names, or nil
+// when there is none from src or the FRAG does not fit it.
+func (p *PML) fragRecv(src int, rreq, off uint64, n int) *Request {
+	p.mu.Lock()
+	r := p.recvs[rreq]
+	p.mu.Unlock()
+	if r == nil || r.peer != src || !fragFits(off, n, r.want) {
+		return nil
+	}
+	return r
+}
+
+// placeFrag is the PlaceFunc of FRAGs (btl.Placer): the part of the
+// receive buffer a FRAG's payload goes to, or nil (the BTL then delivers
+// it to onFrag, which logs it).
+func (p *PML) placeFrag(src int, hdr []byte, n int) []byte {
+	p.endDelivery() // a BTL callback that takes mu: the poll may hold it
+	rreq, off, _, err := decodeFrag(hdr)
+	if err != nil {
+		return nil
+	}
+	r := p.fragRecv(src, rreq, off, n)
+	if r == nil {
+		return nil
+	}
+	// The BTL writes into it from now on: the pipeline has started.
+	p.rget.fragArrived(r)
+	return r.buf[off : off+uint64(n)]
+}
+
+// fragLanded is the LandedFunc of FRAGs: the n bytes placeFrag gave a
+// place to are in it. r is still in recvs: only FRAGs from src complete
+// it, and src's later fragments come after this call.
+func (p *PML) fragLanded(src int, hdr []byte, n int) {
+	p.endDelivery() // as placeFrag
+	rreq, off, _, err := decodeFrag(hdr)
+	var r *Request
+	if err == nil {
+		r = p.fragRecv(src, rreq, off, n)
+	}
+	if r == nil {
+		p.log.Error("placed FRAG for an unknown receive or out of its bounds", "from", src, "bytes", n)
+		return
+	}
+	p.fragIn(r, rreq, n)
+}
+
+// fragIn counts n bytes of FRAG payload into r and finishes r once it has
+// all it wants.
+func (p *PML) fragIn(r *Request, rreq uint64, n int) {
+	r.received += n
 	if r.received < r.want {
 		return
 	}

@@ -59,6 +59,8 @@ type Module struct {
 	lastWork atomic.Int64 // since() of the last Send or Progress that moved something
 
 	recv   [btl.NumTags]btl.RecvFunc
+	place  [btl.NumTags]btl.PlaceFunc // see btl.Placer
+	landed [btl.NumTags]btl.LandedFunc
 	onLost func(peer int)
 
 	progMu    sync.Mutex // held by the one goroutine inside Progress
@@ -105,9 +107,25 @@ type peer struct {
 	rbuf       []byte
 	roff, rlen int
 	reported   bool
+	pl         placing // the fragment being read straight into its place
 }
 
-var _ btl.Module = (*Module)(nil)
+// placing is the state of a fragment whose payload the receiver reads
+// straight into the place the PML gave (btl.Placer).
+type placing struct {
+	dst      []byte // where the payload goes; nil: no fragment is being placed
+	got      int    // bytes of dst in place
+	tag      btl.Tag
+	hdrLen   int
+	hdr      [btl.MaxHeader]byte // the fragment's PML header
+	declined bool                // place said nil to the partial frame at rbuf[roff:]
+	small    bool                // the next read into rbuf takes a frame and PML header at most
+}
+
+var (
+	_ btl.Module = (*Module)(nil)
+	_ btl.Placer = (*Module)(nil)
+)
 
 var errClosed = fmt.Errorf("btl/tcp: module closed: %w", errs.ErrFinalized)
 
@@ -238,6 +256,11 @@ func (m *Module) Name() string                       { return "tcp" }
 func (m *Module) Attributes() btl.Attributes         { return m.attrs }
 func (m *Module) Register(t btl.Tag, f btl.RecvFunc) { m.recv[t] = f }
 func (m *Module) OnPeerLost(fn func(peer int))       { m.onLost = fn }
+
+// RegisterPlace implements btl.Placer.
+func (m *Module) RegisterPlace(t btl.Tag, place btl.PlaceFunc, landed btl.LandedFunc) {
+	m.place[t], m.landed[t] = place, landed
+}
 
 // Reachable: the peers of Job.Reach.
 func (m *Module) Reachable(peer int) bool {
@@ -541,6 +564,7 @@ func (m *Module) Close() error {
 				unix.Close(p.mu.fd)
 			}
 			p.mu.fd, p.rfd = -1, -1
+			p.pl = placing{}
 			for p.mu.q.Len() > 0 {
 				p.mu.q.Pop()
 			}

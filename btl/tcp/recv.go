@@ -95,13 +95,28 @@ func recvRaw(fd int, b []byte) (int, error) {
 }
 
 // read takes what p's socket holds (a few reads at most) and delivers the
-// complete frames.
+// complete frames; the payload of a fragment being placed goes straight
+// into its place.
 func (m *Module) read(p *peer) int {
 	n := 0
 	for i := 0; i < 4; i++ {
+		if p.pl.dst != nil {
+			done, more := m.readPlaced(p)
+			n += done
+			if !more {
+				return n
+			}
+			continue
+		}
 		space := p.rbuf[p.rlen:]
 		if len(space) == 0 {
 			break // cannot happen: deliver keeps room for one whole frame
+		}
+		if p.pl.small {
+			// The last frame was placed: its successor is likely
+			// another, whose payload should not land here first.
+			p.pl.small = false
+			space = space[:min(len(space), frameHdr+btl.MaxHeader)]
 		}
 		k, err := recvRaw(p.rfd, space)
 		if err != nil {
@@ -126,8 +141,37 @@ func (m *Module) read(p *peer) int {
 	return n
 }
 
-// deliver hands every complete frame of p.rbuf to its callback, then makes
-// sure the partial frame left (if any) fits the buffer.
+// readPlaced reads the rest of a placed fragment's payload into its place
+// and, once it is all there, tells the PML (landed). It returns the events
+// handled and whether the socket may hold more.
+func (m *Module) readPlaced(p *peer) (n int, more bool) {
+	pl := &p.pl
+	k, err := recvRaw(p.rfd, pl.dst[pl.got:])
+	if err != nil {
+		m.markLost(p, err)
+		return 0, false
+	}
+	full := k == len(pl.dst)-pl.got
+	pl.got += k
+	if pl.got < len(pl.dst) {
+		return 0, false
+	}
+	size, tag := len(pl.dst), pl.tag
+	pl.dst, pl.got, pl.small = nil, 0, true
+	if fn := m.landed[tag]; fn != nil {
+		fn(p.rank, pl.hdr[:pl.hdrLen], size)
+	}
+	return 1, full
+}
+
+// placeMin is the smallest rest of a payload worth a place of its own:
+// below it, reading the rest into the connection's buffer and copying
+// costs no more.
+const placeMin = 4 << 10
+
+// deliver hands every complete frame of p.rbuf to its callback, starts the
+// placing of a partial frame whose tag has a place (btl.Placer), then
+// makes sure the partial frame left (if any) fits the buffer.
 func (m *Module) deliver(p *peer) (int, error) {
 	n := 0
 	maxBody := btl.MaxHeader + m.cfg.MaxSendSize
@@ -139,13 +183,17 @@ func (m *Module) deliver(p *peer) (int, error) {
 			return n, fmt.Errorf("frame header % x: tag %d, header %d bytes, body %d bytes (allowed: tag < %d, header ≤ %d, body ≤ %d)",
 				h[:frameHdr], tag, hdrLen, body, btl.NumTags, btl.MaxHeader, maxBody)
 		}
-		if p.rlen-p.roff < frameHdr+body {
+		if have := p.rlen - p.roff - frameHdr; have < body {
+			if have >= hdrLen && body-have >= placeMin && m.place[tag] != nil && !p.pl.declined && m.startPlace(p, tag, hdrLen, body-hdrLen) {
+				return n, nil
+			}
 			break
 		}
 		if fn := m.recv[tag]; fn != nil {
 			fn(p.rank, p.rbuf[p.roff+frameHdr:p.roff+frameHdr+body])
 		}
 		p.roff += frameHdr + body
+		p.pl.declined = false
 		n++
 	}
 	if p.roff == p.rlen {
@@ -155,6 +203,25 @@ func (m *Module) deliver(p *peer) (int, error) {
 		p.roff = 0
 	}
 	return n, nil
+}
+
+// startPlace asks the PML where the size-byte payload of the partial frame
+// at rbuf[roff:] (header complete) goes; given a place, it moves the part
+// already read there, empties rbuf (the frame was its last bytes) and
+// reports true: read then reads the rest straight into the place.
+func (m *Module) startPlace(p *peer, tag btl.Tag, hdrLen, size int) bool {
+	h := p.rbuf[p.roff+frameHdr : p.rlen]
+	dst := m.place[tag](p.rank, h[:hdrLen], size)
+	if len(dst) != size {
+		p.pl.declined = true
+		return false
+	}
+	pl := &p.pl
+	pl.dst, pl.tag, pl.hdrLen, pl.declined = dst, tag, hdrLen, false
+	copy(pl.hdr[:], h[:hdrLen])
+	pl.got = copy(dst, h[hdrLen:])
+	p.roff, p.rlen = 0, 0
+	return true
 }
 
 // reportLost calls the peer-lost handler once per lost peer, closes its
@@ -175,6 +242,7 @@ func (m *Module) reportLost() int {
 			unix.Close(p.mu.fd)
 		}
 		p.mu.fd, p.rfd = -1, -1
+		p.pl = placing{} // nothing more goes into its place
 		for p.mu.q.Len() > 0 {
 			if c := p.mu.q.Front().c; c != nil {
 				owed = append(owed, c)
