@@ -20,6 +20,14 @@
 //	rget    RNDV with the rget flag and the sender's buffer address; the
 //	        receiver reads the bytes with the BTL's single-copy ReadFrom and
 //	        answers FIN(sreq); only then does the send complete.
+//	placed  over a BTL that reads payloads straight into their place
+//	        (btl.Placer: tcp), a MATCH or RNDV whose header is in while
+//	        its payload is still coming is matched at once when a posted
+//	        receive takes it (placeMsg, match.Engine.MatchPosted): the
+//	        payload lands in the receive's buffer without a copy, and a
+//	        rendezvous's ACK leaves before its first chunk has landed, so
+//	        the sender streams the FRAGs meanwhile. FRAGs of a pipelined
+//	        receive land in its buffer the same way (placeFrag).
 //
 // The decisions (which protocol, how big a first chunk, what a matched
 // RNDV needs, whether a FRAG fits) are pure functions in proto.go, tested

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gorun-mpi/gorun/internal/errs"
+	"github.com/gorun-mpi/gorun/pml/match"
 )
 
 // TestPlacedFrags: with a BTL that reads FRAG payloads straight into the
@@ -138,6 +139,133 @@ func TestPlaceEndsBatch(t *testing.T) {
 		p.mu.Unlock()
 		if still {
 			t.Error("the completed receive is still in recvs")
+		}
+	})
+}
+
+// TestPlacedMessages: with a BTL that reads MATCH and RNDV payloads
+// straight into a posted receive (placeMsg), eager, synchronous and
+// rendezvous messages to posted receives (specific, AnyTag, AnySource)
+// arrive whole and in order; those that cannot be placed (no receive
+// posted yet, a buffer too short) take the usual path.
+func TestPlacedMessages(t *testing.T) {
+	net := newFakeNet(2, 256, 1024)
+	net.place = true
+	type msg struct {
+		n, buf, tag int
+		sync        bool
+		late        bool // received after it arrived (unexpected)
+	}
+	ms := []msg{{100, 100, 1, false, false}, {256, 4000, 2, true, false}, {3000, 3000, 1, false, false},
+		{9000, 5000, 3, false, false}, {200, 100, 1, false, false}, {700, 700, 1, true, false},
+		{5000, 8000, 2, false, true}, {50, 50, 4, false, true}, {2048, 2048, 5, false, false}}
+	posted, sent := make(chan struct{}), make(chan struct{})
+	job(t, net, func(t *testing.T, c *Comm) {
+		if c.Rank() == 0 {
+			<-posted
+			reqs := make([]Request, len(ms))
+			for i, m := range ms {
+				if err := c.Isend(&reqs[i], pattern(m.n, i), 1, m.tag, m.sync); err != nil {
+					t.Error(err)
+				}
+			}
+			close(sent)
+			for i := range reqs {
+				if _, err := reqs[i].Wait(nil); err != nil {
+					t.Errorf("send %d: %v", i, err)
+				}
+			}
+			return
+		}
+		reqs := make([]Request, len(ms))
+		bufs := make([][]byte, len(ms))
+		for i, m := range ms {
+			bufs[i] = make([]byte, m.buf)
+			if m.late {
+				continue
+			}
+			src, tag := 0, m.tag
+			switch i % 3 {
+			case 1:
+				tag = match.AnyTag
+			case 2:
+				src = match.AnySource
+			}
+			if err := c.Irecv(&reqs[i], bufs[i], src, tag); err != nil {
+				t.Fatal(err)
+			}
+		}
+		close(posted)
+		<-sent
+		for i, m := range ms {
+			if m.late {
+				if err := c.Irecv(&reqs[i], bufs[i], 0, m.tag); err != nil {
+					t.Fatal(err)
+				}
+			}
+			st, err := reqs[i].Wait(nil)
+			want := min(m.n, m.buf)
+			if m.n > m.buf != errors.Is(err, errs.ErrTruncate) || m.n <= m.buf && err != nil {
+				t.Errorf("message %d (%d bytes into %d): %v", i, m.n, m.buf, err)
+			}
+			if st.Count != want || st.Tag != m.tag || st.Source != 0 || !bytes.Equal(bufs[i][:want], pattern(m.n, i)[:want]) {
+				t.Errorf("message %d (%d bytes into %d): status %+v, bytes right %v", i, m.n, m.buf, st, bytes.Equal(bufs[i][:want], pattern(m.n, i)[:want]))
+			}
+		}
+	})
+	if net.placed.Load() < 5 {
+		t.Errorf("%d payloads placed; want the posted eager and rendezvous ones at least", net.placed.Load())
+	}
+}
+
+// TestPlaceMsgDeclines: placeMsg matches nothing and changes nothing for
+// a message that is not its source's turn, that no receive takes, that
+// does not fit the receive's buffer, or whose header is malformed; the
+// message then arrives as usual. One it places that is lost before it
+// lands fails its receive with ErrPeerLost.
+func TestPlaceMsgDeclines(t *testing.T) {
+	net := newFakeNet(2, 256, 1024)
+	job(t, net, func(t *testing.T, c *Comm) {
+		if c.Rank() != 1 {
+			return
+		}
+		p := c.p
+		var r Request
+		buf := make([]byte, 1000)
+		if err := c.Irecv(&r, buf, 0, 7); err != nil {
+			t.Fatal(err)
+		}
+		hdr := func(tag int32, seq uint32) []byte {
+			h := matchHdr{ctx: c.ctx, tag: tag, seq: seq}
+			return h.encodeMatch(make([]byte, 64))
+		}
+		p.progMu.Lock()
+		for _, tc := range []struct {
+			name string
+			hdr  []byte
+			n    int
+		}{
+			{"ahead of its turn", hdr(7, 1), 500},
+			{"no receive", hdr(8, 0), 500},
+			{"too long", hdr(7, 0), 1001},
+			{"empty", hdr(7, 0), 0},
+			{"malformed", hdr(7, 0)[:5], 500},
+		} {
+			if dst := p.placeMsg(0, tc.hdr, tc.n, false); dst != nil {
+				t.Errorf("%s: a place of %d bytes", tc.name, len(dst))
+			}
+		}
+		dst := p.placeMsg(0, hdr(7, 0), 600, false)
+		if len(dst) != 600 || &dst[0] != &buf[0] || p.peers[0].landing != &r {
+			t.Fatalf("a place of %d bytes, landing %p; want the receive's buffer", len(dst), p.peers[0].landing)
+		}
+		if again := p.placeMsg(0, hdr(7, 1), 10, false); again != nil {
+			t.Error("a second place while one is landing")
+		}
+		p.onPeerLost(0)
+		p.progMu.Unlock()
+		if !r.Done() || !errors.Is(r.err, errs.ErrPeerLost) || p.peers[0].landing != nil {
+			t.Errorf("after the loss: done %v, error %v, landing %p", r.Done(), r.err, p.peers[0].landing)
 		}
 	})
 }

@@ -73,6 +73,12 @@ type peer struct {
 	// owed: eager payload bytes from this peer we have delivered but not
 	// yet returned as credit (under PML.mu).
 	owed int64
+	// landing is the receive whose message from this peer a btl.Placer
+	// module is reading straight into its buffer (placeMsg), until its
+	// landed call; the receive is in recvs under landingID meanwhile, so
+	// that a loss of the peer fails it (under progMu).
+	landing   *Request
+	landingID uint64
 }
 
 // PML is the point-to-point engine of one rank. Lock order (a goroutine
@@ -218,6 +224,8 @@ func New(cfg Config) (*PML, error) {
 		m.Register(btl.TagPMLCtl, p.onCtl)
 		if pl, ok := m.(btl.Placer); ok {
 			pl.RegisterPlace(btl.TagPMLFrag, p.placeFrag, p.fragLanded)
+			pl.RegisterPlace(btl.TagPMLMatch, func(src int, hdr []byte, n int) []byte { return p.placeMsg(src, hdr, n, false) }, p.msgLanded)
+			pl.RegisterPlace(btl.TagPMLRndv, func(src int, hdr []byte, n int) []byte { return p.placeMsg(src, hdr, n, true) }, p.msgLanded)
 		}
 		m.OnPeerLost(p.onPeerLost)
 	}
@@ -258,6 +266,7 @@ func (p *PML) onPeerLost(rank int) {
 	for _, mr := range dropped {
 		fail = append(fail, mr.Data.(*Request))
 	}
+	p.peers[rank].landing = nil // in recvs: failed below
 	for id, r := range p.recvs {
 		if r.peer == rank {
 			delete(p.recvs, id)

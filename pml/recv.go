@@ -390,6 +390,90 @@ func (p *PML) fragLanded(src int, hdr []byte, n int) {
 	p.fragIn(r, rreq, n)
 }
 
+// placeMsg is the PlaceFunc of MATCH (rndv false) and RNDV fragments
+// (btl.Placer): the header of a message from src is in, its n bytes of
+// payload (the eager payload, or the rendezvous's first chunk) are still
+// coming. When the message is its source's next, a posted receive takes it
+// (match.MatchPosted) and its payload fits that receive's buffer, the
+// message is matched now and the part of the buffer it goes to returned:
+// the module reads it there, not into its own buffer to be copied. A
+// rendezvous is answered at once (the ACK asks for the rest from n), so
+// the sender streams the rest while the first chunk is still on its way.
+// Otherwise it returns nil and changes nothing: the fragment arrives whole
+// through onMatch or onRndv. Until msgLanded, the receive is in recvs
+// (a loss of src fails it) and peers[src].landing.
+func (p *PML) placeMsg(src int, hdr []byte, n int, rndv bool) []byte {
+	p.endDelivery() // a BTL callback that takes mu: the poll may hold it
+	if src < 0 || src >= len(p.peers) || p.peers[src].landing != nil {
+		return nil
+	}
+	var h matchHdr
+	var err error
+	if rndv {
+		_, err = decodeRndv(hdr, &h)
+	} else {
+		_, err = decodeMatch(hdr, &h)
+	}
+	switch {
+	case err != nil, n == 0:
+		return nil
+	case rndv && (uint64(n) > h.size || p.peers[src].lim.rget):
+		return nil // malformed (onRndv logs it), or the single-copy read may be the plan
+	}
+	env := match.Envelope{Ctx: h.ctx, Src: src, Tag: int(h.tag), Seq: h.seq}
+	p.mu.Lock()
+	if p.eng.Check(&env) != nil {
+		p.mu.Unlock()
+		return nil // onMatch or onRndv drops and logs it
+	}
+	mr := p.eng.MatchPosted(&env, func(mr *match.Recv) bool { return n <= len(mr.Data.(*Request).buf) })
+	if mr == nil {
+		p.mu.Unlock()
+		return nil
+	}
+	r := mr.Data.(*Request)
+	r.peer, r.tag = src, int(h.tag)
+	r.received = 0
+	p.returnCreditLocked(src, n) // matched: it holds none of our memory
+	p.nextID++
+	r.id = p.nextID
+	if rndv {
+		r.size = int(h.size)
+		r.want = min(r.size, len(r.buf))
+		p.rget.startPipeLocked(r, len(p.recvs))
+		if r.want > n {
+			p.sendAckLocked(src, h.sreq, r.id, uint64(n), uint64(r.want))
+		} else {
+			p.sendAckLocked(src, h.sreq, 0, uint64(r.want), uint64(r.want))
+		}
+	} else {
+		r.size, r.want = n, n
+		if h.flags&flagSync != 0 {
+			p.sendAckLocked(src, h.sreq, 0, 0, 0)
+		}
+	}
+	p.recvs[r.id] = r
+	p.mu.Unlock()
+	p.peers[src].landing, p.peers[src].landingID = r, r.id
+	return r.buf[:n]
+}
+
+// msgLanded is the LandedFunc of MATCH and RNDV fragments: the n bytes
+// placeMsg gave a place to are in it. An eager message is complete; a
+// rendezvous has its first chunk, its FRAGs (if it asked for more) come
+// next.
+func (p *PML) msgLanded(src int, hdr []byte, n int) {
+	p.endDelivery() // as placeFrag
+	if src < 0 || src >= len(p.peers) || p.peers[src].landing == nil {
+		p.log.Error("a placed message landed that none was placed for", "from", src, "bytes", n)
+		return
+	}
+	pe := &p.peers[src]
+	r, id := pe.landing, pe.landingID
+	pe.landing = nil
+	p.fragIn(r, id, n)
+}
+
 // fragIn counts n bytes of FRAG payload into r and finishes r once it has
 // all it wants.
 func (p *PML) fragIn(r *Request, rreq uint64, n int) {

@@ -30,6 +30,12 @@
 //   - A peer whose connection fails (EOF, reset, TCP_USER_TIMEOUT or
 //     keepalive expiry after btl_tcp_timeout, a malformed frame) is lost:
 //     Progress reports it once and fails its queued by-reference sends.
+//   - A payload goes straight into its final place when the PML gives one
+//     (btl.Placer): once a frame's PML header is in and at least placeMin
+//     bytes of its payload are still coming, the PML is asked where they
+//     go (a posted receive's buffer); the rest is read there, not into the
+//     connection's buffer to be copied. The peer's next frames are read
+//     after it, in order.
 //   - Progress polls with epoll_wait(0) and non-blocking reads; only Sleep
 //     blocks in the kernel (epoll_wait with an eventfd for Wake), and only
 //     after spinning (epoll_wait(0) in a loop) until btl_tcp_spin_time has

@@ -58,10 +58,11 @@ type Module struct {
 	born     time.Time    // Listen's time: the origin of since
 	lastWork atomic.Int64 // since() of the last Send or Progress that moved something
 
-	recv   [btl.NumTags]btl.RecvFunc
-	place  [btl.NumTags]btl.PlaceFunc // see btl.Placer
-	landed [btl.NumTags]btl.LandedFunc
-	onLost func(peer int)
+	recv     [btl.NumTags]btl.RecvFunc
+	place    [btl.NumTags]btl.PlaceFunc // see btl.Placer
+	landed   [btl.NumTags]btl.LandedFunc
+	placeMin int // see placeMin
+	onLost   func(peer int)
 
 	progMu    sync.Mutex // held by the one goroutine inside Progress
 	events    []unix.EpollEvent
@@ -168,7 +169,7 @@ func Listen(job Job, cfg Config, log hclog.Logger) (*Module, error) {
 		return nil, err
 	}
 	m := &Module{rank: job.Rank, size: job.Size, cfg: cfg, log: log, secretSet: make(chan struct{}),
-		ln: ln, addr: ln.Addr().String(), epfd: -1, evfd: -1, born: time.Now(),
+		ln: ln, addr: ln.Addr().String(), epfd: -1, evfd: -1, born: time.Now(), placeMin: placeMin,
 		handshakes: map[net.Conn]struct{}{}, accepted: make(chan acceptRes, job.Size)}
 	m.attrs = btl.Attributes{EagerLimit: cfg.EagerLimit, MaxSendSize: cfg.MaxSendSize,
 		Latency: 100, Bandwidth: 1000, Exclusivity: Exclusivity}

@@ -166,6 +166,8 @@ func TestPlaceLost(t *testing.T) {
 // fall), with its bytes.
 func TestPlaceSplits(t *testing.T) {
 	mods := mesh(t, 2, testConfig(), NewSecret())
+	mods[1].placeMin = 4 << 10 // frames of a few KiB, so that cutting at every byte stays quick
+	placeMin := mods[1].placeMin
 	type frame struct {
 		tag     btl.Tag
 		hdr     []byte

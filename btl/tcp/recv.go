@@ -164,10 +164,11 @@ func (m *Module) readPlaced(p *peer) (n int, more bool) {
 	return 1, full
 }
 
-// placeMin is the smallest rest of a payload worth a place of its own:
-// below it, reading the rest into the connection's buffer and copying
-// costs no more.
-const placeMin = 4 << 10
+// placeMin is the smallest rest of a payload worth a place of its own
+// (Module.placeMin, which tests lower): below it, reading the rest into
+// the connection's buffer and copying costs no more than the extra read a
+// placed frame costs (its successor's header is read on its own).
+const placeMin = 32 << 10
 
 // deliver hands every complete frame of p.rbuf to its callback, starts the
 // placing of a partial frame whose tag has a place (btl.Placer), then
@@ -184,7 +185,7 @@ func (m *Module) deliver(p *peer) (int, error) {
 				h[:frameHdr], tag, hdrLen, body, btl.NumTags, btl.MaxHeader, maxBody)
 		}
 		if have := p.rlen - p.roff - frameHdr; have < body {
-			if have >= hdrLen && body-have >= placeMin && m.place[tag] != nil && !p.pl.declined && m.startPlace(p, tag, hdrLen, body-hdrLen) {
+			if have >= hdrLen && body-have >= m.placeMin && m.place[tag] != nil && !p.pl.declined && m.startPlace(p, tag, hdrLen, body-hdrLen) {
 				return n, nil
 			}
 			break

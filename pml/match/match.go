@@ -186,12 +186,12 @@ func (e *Engine) park(p *peer, m *Msg) {
 	e.nParked++
 }
 
-// release makes the in-turn message m matchable: it pairs m with the
-// earliest-posted receive that accepts it, or queues it as unexpected.
-func (e *Engine) release(c *ctxState, p *peer, m *Msg, out []Pair) []Pair {
+// pick returns the earliest-posted receive of c that accepts a message of
+// tag from p, or nil.
+func pick(c *ctxState, p *peer, tag int) *Recv {
 	var spec *Recv
 	for r := p.posted.head; r != nil; r = r.next {
-		if tagMatches(r.Tag, m.Tag) {
+		if tagMatches(r.Tag, tag) {
 			spec = r
 			break
 		}
@@ -199,15 +199,21 @@ func (e *Engine) release(c *ctxState, p *peer, m *Msg, out []Pair) []Pair {
 	// A wildcard receive wins only if it was posted before spec.
 	var wild *Recv
 	for r := c.wild.head; r != nil && (spec == nil || r.seq < spec.seq); r = r.next {
-		if tagMatches(r.Tag, m.Tag) {
+		if tagMatches(r.Tag, tag) {
 			wild = r
 			break
 		}
 	}
-	r := spec
 	if wild != nil {
-		r = wild
+		return wild
 	}
+	return spec
+}
+
+// release makes the in-turn message m matchable: it pairs m with the
+// earliest-posted receive that accepts it, or queues it as unexpected.
+func (e *Engine) release(c *ctxState, p *peer, m *Msg, out []Pair) []Pair {
+	r := pick(c, p, m.Tag)
 	if r == nil {
 		p.unexp.pushBack(m)
 		c.unexp.pushBack(m)
@@ -218,6 +224,32 @@ func (e *Engine) release(c *ctxState, p *peer, m *Msg, out []Pair) []Pair {
 	r.list.remove(r)
 	e.nPosted--
 	return append(out, Pair{Recv: r, Msg: m})
+}
+
+// MatchPosted matches the message env describes, whose bytes have not all
+// arrived yet, at once if it can: when it is its source's turn, no later
+// message of that source is parked, and the receive Arrive would pair it
+// with is posted and passes ok. It then removes that receive, counts env's
+// Seq as arrived (the engine holds no Msg for it) and returns the receive.
+// Otherwise it changes nothing and returns nil: the message arrives later
+// through Arrive as usual. env must have passed Check.
+func (e *Engine) MatchPosted(env *Envelope, ok func(*Recv) bool) *Recv {
+	c := e.lookup(env.Ctx)
+	if c == nil {
+		return nil
+	}
+	p := &c.peers[env.Src]
+	if env.Seq != p.expect || p.parked.head != nil {
+		return nil
+	}
+	r := pick(c, p, env.Tag)
+	if r == nil || !ok(r) {
+		return nil
+	}
+	r.list.remove(r)
+	e.nPosted--
+	p.expect++
+	return r
 }
 
 // Post matches r against the unexpected messages: the earliest-released one

@@ -1,0 +1,79 @@
+package match
+
+import "testing"
+
+// TestMatchPosted: a message whose bytes are still coming is matched at
+// once only when Arrive would pair it with a posted receive right now (its
+// source's turn, nothing of that source parked, the receive Arrive would
+// pick, accepted by ok); otherwise nothing changes and the message can
+// arrive later through Arrive as if MatchPosted had not been called.
+func TestMatchPosted(t *testing.T) {
+	yes := func(*Recv) bool { return true }
+	no := func(*Recv) bool { return false }
+	post := func(src, tag int) func(e *Engine) *Recv {
+		return func(e *Engine) *Recv {
+			r := &Recv{Ctx: 1, Src: src, Tag: tag}
+			if _, ok := e.Post(r); ok {
+				t.Fatal("post matched an unexpected message")
+			}
+			return r
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		posts []func(e *Engine) *Recv
+		pre   []Envelope // arrived before (Arrive)
+		env   Envelope
+		ok    func(*Recv) bool
+		want  int // index into the posted receives, -1: none
+	}{
+		{"specific", []func(*Engine) *Recv{post(0, 5)}, nil, Envelope{Ctx: 1, Src: 0, Tag: 5}, yes, 0},
+		{"ok refuses", []func(*Engine) *Recv{post(0, 5)}, nil, Envelope{Ctx: 1, Src: 0, Tag: 5}, no, -1},
+		{"no receive", []func(*Engine) *Recv{post(0, 6)}, nil, Envelope{Ctx: 1, Src: 0, Tag: 5}, yes, -1},
+		{"other source", []func(*Engine) *Recv{post(1, 5)}, nil, Envelope{Ctx: 1, Src: 0, Tag: 5}, yes, -1},
+		{"unknown context", nil, nil, Envelope{Ctx: 9, Src: 0, Tag: 5}, yes, -1},
+		{"earlier wildcard wins", []func(*Engine) *Recv{post(AnySource, AnyTag), post(0, 5)}, nil, Envelope{Ctx: 1, Src: 0, Tag: 5}, yes, 0},
+		{"earlier specific wins", []func(*Engine) *Recv{post(0, 5), post(AnySource, 5)}, nil, Envelope{Ctx: 1, Src: 0, Tag: 5}, yes, 0},
+		{"ahead of its turn", []func(*Engine) *Recv{post(0, 5)}, nil, Envelope{Ctx: 1, Src: 0, Tag: 5, Seq: 1}, yes, -1},
+		{"in turn after others", []func(*Engine) *Recv{post(0, 5)}, []Envelope{{Ctx: 1, Src: 0, Tag: 7, Seq: 0}}, Envelope{Ctx: 1, Src: 0, Tag: 5, Seq: 1}, yes, 0},
+		{"a later one parked", []func(*Engine) *Recv{post(0, 5)}, []Envelope{{Ctx: 1, Src: 0, Tag: 5, Seq: 1}}, Envelope{Ctx: 1, Src: 0, Tag: 5, Seq: 0}, yes, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := New(2)
+			var rs []*Recv
+			for _, p := range tc.posts {
+				rs = append(rs, p(e))
+			}
+			for _, env := range tc.pre {
+				e.Arrive(&Msg{Envelope: env}, nil)
+			}
+			posted, unexp, parked := e.Len()
+			if err := e.Check(&tc.env); err != nil {
+				t.Fatal(err)
+			}
+			got := e.MatchPosted(&tc.env, tc.ok)
+			p2, u2, k2 := e.Len()
+			if tc.want < 0 {
+				if got != nil || p2 != posted || u2 != unexp || k2 != parked {
+					t.Fatalf("matched %v, len %d,%d,%d (was %d,%d,%d); want no match and no change", got, p2, u2, k2, posted, unexp, parked)
+				}
+				// It arrives later as usual (Arrive panics on a seq
+				// counted twice).
+				e.Arrive(&Msg{Envelope: tc.env}, nil)
+				return
+			}
+			if got != rs[tc.want] || p2 != posted-1 || u2 != unexp || k2 != parked {
+				t.Fatalf("matched %p (want %p), len %d,%d,%d (was %d,%d,%d)", got, rs[tc.want], p2, u2, k2, posted, unexp, parked)
+			}
+			// The next message of the source is in turn now.
+			next := tc.env
+			next.Seq++
+			if err := e.Check(&next); err != nil {
+				t.Fatalf("the next message after a matched one: %v", err)
+			}
+			if err := e.Check(&tc.env); err == nil {
+				t.Fatal("the matched message's seq is still expected")
+			}
+		})
+	}
+}
