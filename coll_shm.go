@@ -51,16 +51,33 @@ const (
 // machine has cores (then the segment wins to larger sizes: one turn on a
 // core per rank instead of one per round of a schedule)
 // coll_sm_oversubscribed_max_size, and for Bcast and Reduce
-// coll_sm_oversubscribed_rooted_max_size if larger.
-func shmSizes() (slot, limit int) {
+// coll_sm_oversubscribed_rooted_max_size if larger, the slot halved while
+// a segment for the communicator's n ranks would exceed shmMaxSegment.
+func shmSizes(n int) (slot, limit int) {
 	cfg := &state.shmCfg
+	base := max(8, cfg.MaxSize&^7)
 	if !oversubscribed() {
-		slot = max(8, cfg.MaxSize&^7)
-		return slot, slot
+		return base, base
 	}
 	limit = max(8, cfg.OverMaxSize&^7)
-	return max(limit, cfg.OverRootedMaxSize&^7), limit
+	slot = fitSlot(n, max(limit, cfg.OverRootedMaxSize&^7), base)
+	return slot, min(limit, slot)
 }
+
+// fitSlot is slot, halved (whole 8 bytes, not below base) while a segment
+// of n ranks with it would exceed shmMaxSegment.
+func fitSlot(n, slot, base int) int {
+	for slot > base && shm.Size(n, slot) > shmMaxSegment {
+		slot = max(base, slot/2&^7)
+	}
+	return slot
+}
+
+// shmMaxSegment bounds the larger slots of an oversubscribed job: a
+// communicator's segment (two cells per rank, reserved at set-up) stays
+// within 256 MiB (8 ranks keep 4 MiB slots: 64 MiB), the slot halving
+// down to coll_sm_max_size for more ranks.
+const shmMaxSegment = 256 << 20
 
 // shmSlotMax is the largest slot any rank's segment may have.
 func shmSlotMax() int {
@@ -178,9 +195,16 @@ func (c *Comm) shmSetup() (team *shm.Team, limit int, over bool) {
 	var msg [17 + 256]byte
 	path := ""
 	if me == 0 {
-		slot, limit := shmSizes()
+		slot, limit := shmSizes(n)
 		path = shmPath(c)
-		if err := shm.Create(path, n, slot); err != nil {
+		err := shm.Create(path, n, slot)
+		if small := max(8, state.shmCfg.MaxSize&^7); err != nil && slot > small {
+			// Short of memory for the large slots: the small ones still
+			// spare the small collectives their schedules.
+			slot, limit = small, small
+			err = shm.Create(path, n, slot)
+		}
+		if err != nil {
 			path = ""
 		}
 		binary.LittleEndian.PutUint64(msg[:8], uint64(slot))

@@ -104,16 +104,24 @@ func Size(n, slot int) int { return n*2*LineSize + 2*n*cellSize(slot) }
 func cellSize(slot int) int { return (8 + slot + LineSize - 1) / LineSize * LineSize }
 
 // Create makes the segment file at path (exclusively, mode 0600), sized for
-// n ranks and slots of slot bytes, zero-filled.
+// n ranks and slots of slot bytes, zero-filled, every page reserved now:
+// a sparse file on a full file system would kill a rank with SIGBUS at its
+// first store into a page, where a failed Create only sends the
+// communicator's collectives back to their schedules.
 func Create(path string, n, slot int) error {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return fmt.Errorf("shm: %w", err)
 	}
 	defer f.Close()
-	if err := f.Truncate(int64(Size(n, slot))); err != nil {
+	size := int64(Size(n, slot))
+	err = unix.Fallocate(int(f.Fd()), 0, 0, size)
+	if errors.Is(err, unix.EOPNOTSUPP) {
+		err = f.Truncate(size) // no reservation there: as good as it gets
+	}
+	if err != nil {
 		os.Remove(path)
-		return fmt.Errorf("shm: sizing %s: %w", path, err)
+		return fmt.Errorf("shm: reserving %s (%d bytes): %w", path, size, err)
 	}
 	return nil
 }
