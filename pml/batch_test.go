@@ -37,6 +37,25 @@ func batchMix() []batchMsg {
 	return ms
 }
 
+// isendAll sends count messages to rank 1 with Isends, message i being
+// pattern(n, i) on tag, synchronous or not (spec(i)); closes sent once all
+// are posted, then waits for them all.
+func isendAll(t *testing.T, c *Comm, count int, spec func(i int) (n, tag int, sync bool), sent chan struct{}) {
+	reqs := make([]Request, count)
+	for i := range reqs {
+		n, tag, sync := spec(i)
+		if err := c.Isend(&reqs[i], pattern(n, i), 1, tag, sync); err != nil {
+			t.Error(err)
+		}
+	}
+	close(sent)
+	for i := range reqs {
+		if _, err := reqs[i].Wait(nil); err != nil {
+			t.Errorf("send %d: %v", i, err)
+		}
+	}
+}
+
 // TestBatchDeliveryKeepsOrder: everything rank 0 sends is queued before
 // rank 1 polls, so one poll delivers it all under one hold of mu (the fake
 // net's Progress hands over its whole queue), across eager, rendezvous and
@@ -48,18 +67,7 @@ func TestBatchDeliveryKeepsOrder(t *testing.T) {
 	sent := make(chan struct{})
 	job(t, newFakeNet(2, 256, 1024), func(t *testing.T, c *Comm) {
 		if c.Rank() == 0 {
-			reqs := make([]Request, len(ms))
-			for i, m := range ms {
-				if err := c.Isend(&reqs[i], pattern(m.n, i), 1, m.tag, m.sync); err != nil {
-					t.Error(err)
-				}
-			}
-			close(sent)
-			for i := range reqs {
-				if _, err := reqs[i].Wait(nil); err != nil {
-					t.Errorf("send %d: %v", i, err)
-				}
-			}
+			isendAll(t, c, len(ms), func(i int) (int, int, bool) { return ms[i].n, ms[i].tag, ms[i].sync }, sent)
 			return
 		}
 		streamingOn(c)

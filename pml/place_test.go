@@ -163,18 +163,7 @@ func TestPlacedMessages(t *testing.T) {
 	job(t, net, func(t *testing.T, c *Comm) {
 		if c.Rank() == 0 {
 			<-posted
-			reqs := make([]Request, len(ms))
-			for i, m := range ms {
-				if err := c.Isend(&reqs[i], pattern(m.n, i), 1, m.tag, m.sync); err != nil {
-					t.Error(err)
-				}
-			}
-			close(sent)
-			for i := range reqs {
-				if _, err := reqs[i].Wait(nil); err != nil {
-					t.Errorf("send %d: %v", i, err)
-				}
-			}
+			isendAll(t, c, len(ms), func(i int) (int, int, bool) { return ms[i].n, ms[i].tag, ms[i].sync }, sent)
 			return
 		}
 		reqs := make([]Request, len(ms))
