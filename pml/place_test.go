@@ -10,6 +10,20 @@ import (
 	"github.com/gorun-mpi/gorun/pml/match"
 )
 
+// checkPrefix checks a receive of pattern(n, seed) into buf: ErrTruncate
+// exactly when n is longer than buf, else no error; the count and the
+// bytes of what fits.
+func checkPrefix(t *testing.T, what string, st Status, err error, buf []byte, n, seed int) {
+	t.Helper()
+	want := min(n, len(buf))
+	if (n > len(buf)) != errors.Is(err, errs.ErrTruncate) || n <= len(buf) && err != nil {
+		t.Errorf("%s (%d bytes into %d): error %v", what, n, len(buf), err)
+	}
+	if st.Count != want || !bytes.Equal(buf[:want], pattern(n, seed)[:want]) {
+		t.Errorf("%s (%d bytes into %d): count %d, bytes right %v", what, n, len(buf), st.Count, bytes.Equal(buf[:want], pattern(n, seed)[:want]))
+	}
+}
+
 // TestPlacedFrags: with a BTL that reads FRAG payloads straight into the
 // receive buffer (btl.Placer), pipelined receives get the right bytes,
 // truncated ones keep the prefix and report ErrTruncate, and later traffic
@@ -31,13 +45,7 @@ func TestPlacedFrags(t *testing.T) {
 				}
 				buf := make([]byte, tc.buf)
 				st, err := c.Recv(buf, 0, 3)
-				want := min(tc.n, tc.buf)
-				if tc.n > tc.buf && !errors.Is(err, errs.ErrTruncate) || tc.n <= tc.buf && err != nil {
-					t.Errorf("receive of %d bytes into %d: error %v", tc.n, tc.buf, err)
-				}
-				if st.Count != want || !bytes.Equal(buf[:want], pattern(tc.n, 7)[:want]) {
-					t.Errorf("receive of %d bytes into %d: count %d, bytes differ: %v", tc.n, tc.buf, st.Count, !bytes.Equal(buf[:want], pattern(tc.n, 7)[:want]))
-				}
+				checkPrefix(t, "the receive", st, err, buf, tc.n, 7)
 				st, err = c.Recv(buf, 0, 4)
 				if err != nil || string(buf[:st.Count]) != "next" {
 					t.Errorf("after it: %+v %v", st, err)
@@ -193,12 +201,9 @@ func TestPlacedMessages(t *testing.T) {
 				}
 			}
 			st, err := reqs[i].Wait(nil)
-			want := min(m.n, m.buf)
-			if m.n > m.buf != errors.Is(err, errs.ErrTruncate) || m.n <= m.buf && err != nil {
-				t.Errorf("message %d (%d bytes into %d): %v", i, m.n, m.buf, err)
-			}
-			if st.Count != want || st.Tag != m.tag || st.Source != 0 || !bytes.Equal(bufs[i][:want], pattern(m.n, i)[:want]) {
-				t.Errorf("message %d (%d bytes into %d): status %+v, bytes right %v", i, m.n, m.buf, st, bytes.Equal(bufs[i][:want], pattern(m.n, i)[:want]))
+			checkPrefix(t, fmt.Sprint("message ", i), st, err, bufs[i], m.n, i)
+			if st.Tag != m.tag || st.Source != 0 {
+				t.Errorf("message %d: status %+v, want tag %d from rank 0", i, st, m.tag)
 			}
 		}
 	})
