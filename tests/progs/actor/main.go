@@ -82,28 +82,7 @@ func main() {
 			fmt.Printf("line %d %d\n", rank, i)
 		}
 	case "credit":
-		if len(args) != 2 {
-			die("usage: actor credit N SIZE")
-		}
-		n, _ := strconv.Atoi(args[0])
-		size, _ := strconv.Atoi(args[1])
-		buf := make([]byte, size)
-		switch rank {
-		case 0:
-			for i := 0; i < n; i++ {
-				if err := comm.Send(buf, 1, 1); err != nil {
-					die("Send: %v", err)
-				}
-			}
-		case 1:
-			time.Sleep(300 * time.Millisecond) // rank 0's eager sends pile up
-			for i := 0; i < n; i++ {
-				if _, err := comm.Recv(buf, 0, 1); err != nil {
-					die("Recv: %v", err)
-				}
-			}
-			fmt.Printf("received %d\n", n)
-		}
+		credit(comm, args)
 	case "marker":
 		if len(args) != 1 {
 			die("usage: actor marker DIR")
@@ -116,6 +95,34 @@ func main() {
 	}
 	if err := gorun.Finalize(); err != nil {
 		die("Finalize: %v", err)
+	}
+}
+
+// credit (2 ranks): rank 0 sends N messages of SIZE bytes that pile up
+// unmatched while rank 1 sleeps, then rank 1 receives them all.
+func credit(comm *gorun.Comm, args []string) {
+	rank := comm.Rank()
+	if len(args) != 2 {
+		die("usage: actor credit N SIZE")
+	}
+	n, _ := strconv.Atoi(args[0])
+	size, _ := strconv.Atoi(args[1])
+	buf := make([]byte, size)
+	switch rank {
+	case 0:
+		for i := 0; i < n; i++ {
+			if err := comm.Send(buf, 1, 1); err != nil {
+				die("Send: %v", err)
+			}
+		}
+	case 1:
+		time.Sleep(300 * time.Millisecond) // rank 0's eager sends pile up
+		for i := 0; i < n; i++ {
+			if _, err := comm.Recv(buf, 0, 1); err != nil {
+				die("Recv: %v", err)
+			}
+		}
+		fmt.Printf("received %d\n", n)
 	}
 }
 

@@ -178,44 +178,11 @@ func mprobe() {
 				defer wg.Done()
 				buf := make([]byte, 150004)
 				for k := 0; ; k++ {
-					var m *gorun.Message
-					var st gorun.Status
-					if g%2 == 0 {
-						var err error
-						m, st, err = world.Mprobe(1, gorun.AnyTag)
-						rankprog.Check(err, "Mprobe")
-					} else {
-						var ok bool
-						var err error
-						m, st, ok, err = world.Improbe(1, gorun.AnyTag)
-						rankprog.Check(err, "Improbe")
-						if !ok {
-							if m != nil {
-								rankprog.Fail("Improbe returned a Message with ok=false")
-							}
-							continue
-						}
+					m, st, ok := probeFrom1(g%2 == 0)
+					if !ok {
+						continue
 					}
-					var rst gorun.Status
-					var err error
-					if k%2 == 0 {
-						rst, err = m.Recv(buf)
-					} else {
-						var r *gorun.Request
-						r, err = m.Irecv(buf)
-						rankprog.Check(err, "Message.Irecv")
-						rst, err = r.Wait()
-					}
-					rankprog.Check(err, "Message receive")
-					if rst != st {
-						rankprog.Fail("received %+v, the probe said %+v", rst, st)
-					}
-					if _, err := m.Recv(buf); !errors.Is(err, gorun.ErrInvalidArg) {
-						rankprog.Fail("a second Recv of a Message: %v, want ErrInvalidArg", err)
-					}
-					if r, err := m.Irecv(buf); r != nil || !errors.Is(err, gorun.ErrInvalidArg) {
-						rankprog.Fail("Irecv of a received Message: %v %v, want nil and ErrInvalidArg", r, err)
-					}
+					receiveProbed(m, st, buf, k%2 == 0)
 					if st.Tag == stopTag {
 						return
 					}
@@ -242,6 +209,48 @@ func mprobe() {
 		if _, _, ok, err := world.Improbe(1, gorun.AnyTag); ok || err != nil {
 			rankprog.Fail("Improbe after every message was taken: ok=%v err=%v", ok, err)
 		}
+	}
+}
+
+// probeFrom1 probes for any message from rank 1: with Mprobe (blocking)
+// or with Improbe (ok false when nothing is there yet).
+func probeFrom1(blocking bool) (*gorun.Message, gorun.Status, bool) {
+	if blocking {
+		m, st, err := world.Mprobe(1, gorun.AnyTag)
+		rankprog.Check(err, "Mprobe")
+		return m, st, true
+	}
+	m, st, ok, err := world.Improbe(1, gorun.AnyTag)
+	rankprog.Check(err, "Improbe")
+	if !ok && m != nil {
+		rankprog.Fail("Improbe returned a Message with ok=false")
+	}
+	return m, st, ok
+}
+
+// receiveProbed receives the probed message m into buf (with Recv, or
+// Irecv and Wait), checks that its status is the probe's, and that m
+// cannot be received twice.
+func receiveProbed(m *gorun.Message, st gorun.Status, buf []byte, blocking bool) {
+	var rst gorun.Status
+	var err error
+	if blocking {
+		rst, err = m.Recv(buf)
+	} else {
+		var r *gorun.Request
+		r, err = m.Irecv(buf)
+		rankprog.Check(err, "Message.Irecv")
+		rst, err = r.Wait()
+	}
+	rankprog.Check(err, "Message receive")
+	if rst != st {
+		rankprog.Fail("received %+v, the probe said %+v", rst, st)
+	}
+	if _, err := m.Recv(buf); !errors.Is(err, gorun.ErrInvalidArg) {
+		rankprog.Fail("a second Recv of a Message: %v, want ErrInvalidArg", err)
+	}
+	if r, err := m.Irecv(buf); r != nil || !errors.Is(err, gorun.ErrInvalidArg) {
+		rankprog.Fail("Irecv of a received Message: %v %v, want nil and ErrInvalidArg", r, err)
 	}
 }
 

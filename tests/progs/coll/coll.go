@@ -65,112 +65,155 @@ func all() {
 	}
 }
 
+// allOn runs every collective on c with count elements per block and
+// checks the results: the rooted ones for every root, then the others.
 func allOn(c *gorun.Comm, count int) {
-	n, me := c.Size(), c.Rank()
-	what := func(s string) string { return fmt.Sprintf("%s (size %d, count %d)", s, n, count) }
+	t := newCase(c, count)
 	rankprog.Check(c.Barrier(), "Barrier")
-	sum := func(lo, hi int) []int64 {
-		s := make([]int64, count)
-		for r := lo; r < hi; r++ {
-			for i := range s {
-				s[i] += val(r, i)
-			}
-		}
-		return s
+	for root := 0; root < t.n; root++ {
+		t.rooted(root)
+		t.rootedV(root)
 	}
-	for root := 0; root < n; root++ {
-		// Bcast.
-		buf := make([]int64, count)
-		if me == root {
-			buf = vec(root, count)
+	t.reductions()
+	t.allgathers()
+	t.alltoalls()
+}
+
+// collCase is one communicator and block size under test.
+type collCase struct {
+	c     *gorun.Comm
+	count int
+	n, me int
+}
+
+func newCase(c *gorun.Comm, count int) *collCase {
+	return &collCase{c: c, count: count, n: c.Size(), me: c.Rank()}
+}
+
+// what names a check with the case's size and count.
+func (t *collCase) what(s string) string {
+	return fmt.Sprintf("%s (size %d, count %d)", s, t.n, t.count)
+}
+
+// sum is the element-wise sum of vec(r, count) over ranks lo..hi-1.
+func (t *collCase) sum(lo, hi int) []int64 {
+	s := make([]int64, t.count)
+	for r := lo; r < hi; r++ {
+		for i := range s {
+			s[i] += val(r, i)
 		}
-		rankprog.Check(gorun.Bcast(c, buf, root), what("Bcast"))
-		same(what("Bcast"), buf, vec(root, count))
-		// Reduce, and in place at the root.
-		recv := make([]int64, count)
-		rankprog.Check(gorun.Reduce(c, vec(me, count), recv, gorun.Sum[int64], root), what("Reduce"))
-		if me == root {
-			same(what("Reduce"), recv, sum(0, n))
-			recv = vec(me, count)
-			rankprog.Check(gorun.Reduce(c, nil, recv, gorun.Sum[int64], root), what("Reduce in place"))
-			same(what("Reduce in place"), recv, sum(0, n))
-		} else {
-			rankprog.Check(gorun.Reduce(c, vec(me, count), nil, gorun.Sum[int64], root), what("Reduce in place (non-root)"))
-		}
-		// Reduce with a user Op: rank order.
-		aff := make([]int64, 2)
-		aff[0], aff[1] = int64(me+2), int64(me*3+1)
-		res := make([]int64, 2)
-		rankprog.Check(gorun.Reduce(c, aff, res, compose, root), what("Reduce user op"))
-		if me == root {
-			want := []int64{2, 1}
-			for r := 1; r < n; r++ {
-				compose(want, []int64{int64(r + 2), int64(r*3 + 1)})
-			}
-			same(what("Reduce user op (rank order)"), res, want)
-		}
-		// Gather / Scatter.
-		all := make([]int64, n*count)
-		if me != root {
-			all = nil
-		}
-		rankprog.Check(gorun.Gather(c, vec(me, count), all, root), what("Gather"))
-		if me == root {
-			for r := 0; r < n; r++ {
-				same(what("Gather block"), all[r*count:(r+1)*count], vec(r, count))
-			}
-			// In place at root.
-			clear(all)
-			copy(all[root*count:], vec(root, count))
-			rankprog.Check(gorun.Gather(c, nil, all, root), what("Gather in place"))
-			for r := 0; r < n; r++ {
-				same(what("Gather in place block"), all[r*count:(r+1)*count], vec(r, count))
-			}
-		} else {
-			rankprog.Check(gorun.Gather(c, vec(me, count), nil, root), what("Gather in place (non-root)"))
-		}
-		part := make([]int64, count)
-		rankprog.Check(gorun.Scatter(c, all, part, root), what("Scatter"))
-		same(what("Scatter"), part, vec(me, count))
-		// Gatherv / Scatterv with zero counts and gaps.
-		counts, displs := make([]int, n), make([]int, n)
-		off := 3
-		for r := range counts {
-			counts[r] = (r * 2) % 3 * count / 4
-			displs[r] = off
-			off += counts[r] + r%2
-		}
-		gv := make([]int64, off)
-		rankprog.Check(gorun.Gatherv(c, vec(me, counts[me]), gv, counts, displs, root), what("Gatherv"))
-		if me == root {
-			for r := 0; r < n; r++ {
-				same(what("Gatherv block"), gv[displs[r]:displs[r]+counts[r]], vec(r, counts[r]))
-			}
-		}
-		sv := make([]int64, counts[me])
-		rankprog.Check(gorun.Scatterv(c, gv, counts, displs, sv, root), what("Scatterv"))
-		same(what("Scatterv"), sv, vec(me, counts[me]))
 	}
+	return s
+}
+
+// rankOrder is compose folded over ranks 0..n-1 of the pairs
+// (r+2, 3r+1): what a user op in rank order must give.
+func (t *collCase) rankOrder() []int64 {
+	want := []int64{2, 1}
+	for r := 1; r < t.n; r++ {
+		compose(want, []int64{int64(r + 2), int64(r*3 + 1)})
+	}
+	return want
+}
+
+// rooted: Bcast, Reduce (in place and with a user op), Gather (in place)
+// and Scatter from root.
+func (t *collCase) rooted(root int) {
+	c, count, n, me, what := t.c, t.count, t.n, t.me, t.what
+	// Bcast.
+	buf := make([]int64, count)
+	if me == root {
+		buf = vec(root, count)
+	}
+	rankprog.Check(gorun.Bcast(c, buf, root), what("Bcast"))
+	same(what("Bcast"), buf, vec(root, count))
+	// Reduce, and in place at the root.
+	recv := make([]int64, count)
+	rankprog.Check(gorun.Reduce(c, vec(me, count), recv, gorun.Sum[int64], root), what("Reduce"))
+	if me == root {
+		same(what("Reduce"), recv, t.sum(0, n))
+		recv = vec(me, count)
+		rankprog.Check(gorun.Reduce(c, nil, recv, gorun.Sum[int64], root), what("Reduce in place"))
+		same(what("Reduce in place"), recv, t.sum(0, n))
+	} else {
+		rankprog.Check(gorun.Reduce(c, vec(me, count), nil, gorun.Sum[int64], root), what("Reduce in place (non-root)"))
+	}
+	// Reduce with a user Op: rank order.
+	aff := make([]int64, 2)
+	aff[0], aff[1] = int64(me+2), int64(me*3+1)
+	res := make([]int64, 2)
+	rankprog.Check(gorun.Reduce(c, aff, res, compose, root), what("Reduce user op"))
+	if me == root {
+		same(what("Reduce user op (rank order)"), res, t.rankOrder())
+	}
+	// Gather / Scatter.
+	all := make([]int64, n*count)
+	if me != root {
+		all = nil
+	}
+	rankprog.Check(gorun.Gather(c, vec(me, count), all, root), what("Gather"))
+	if me == root {
+		for r := 0; r < n; r++ {
+			same(what("Gather block"), all[r*count:(r+1)*count], vec(r, count))
+		}
+		// In place at root.
+		clear(all)
+		copy(all[root*count:], vec(root, count))
+		rankprog.Check(gorun.Gather(c, nil, all, root), what("Gather in place"))
+		for r := 0; r < n; r++ {
+			same(what("Gather in place block"), all[r*count:(r+1)*count], vec(r, count))
+		}
+	} else {
+		rankprog.Check(gorun.Gather(c, vec(me, count), nil, root), what("Gather in place (non-root)"))
+	}
+	part := make([]int64, count)
+	rankprog.Check(gorun.Scatter(c, all, part, root), what("Scatter"))
+	same(what("Scatter"), part, vec(me, count))
+}
+
+// rootedV: Gatherv and Scatterv from root, with zero counts and gaps.
+func (t *collCase) rootedV(root int) {
+	c, count, n, me, what := t.c, t.count, t.n, t.me, t.what
+	// Gatherv / Scatterv with zero counts and gaps.
+	counts, displs := make([]int, n), make([]int, n)
+	off := 3
+	for r := range counts {
+		counts[r] = (r * 2) % 3 * count / 4
+		displs[r] = off
+		off += counts[r] + r%2
+	}
+	gv := make([]int64, off)
+	rankprog.Check(gorun.Gatherv(c, vec(me, counts[me]), gv, counts, displs, root), what("Gatherv"))
+	if me == root {
+		for r := 0; r < n; r++ {
+			same(what("Gatherv block"), gv[displs[r]:displs[r]+counts[r]], vec(r, counts[r]))
+		}
+	}
+	sv := make([]int64, counts[me])
+	rankprog.Check(gorun.Scatterv(c, gv, counts, displs, sv, root), what("Scatterv"))
+	same(what("Scatterv"), sv, vec(me, counts[me]))
+}
+
+// reductions: Allreduce (in place, Max, a user op in rank order), Scan,
+// Exscan and ReduceScatterBlock.
+func (t *collCase) reductions() {
+	c, count, n, me, what := t.c, t.count, t.n, t.me, t.what
 	// Allreduce, in place too; a user op in rank order.
 	recv := make([]int64, count)
 	rankprog.Check(gorun.Allreduce(c, vec(me, count), recv, gorun.Sum[int64]), what("Allreduce"))
-	same(what("Allreduce"), recv, sum(0, n))
+	same(what("Allreduce"), recv, t.sum(0, n))
 	recv = vec(me, count)
 	rankprog.Check(gorun.Allreduce(c, nil, recv, gorun.Sum[int64]), what("Allreduce in place"))
-	same(what("Allreduce in place"), recv, sum(0, n))
+	same(what("Allreduce in place"), recv, t.sum(0, n))
 	mx := []float64{float64(me), -float64(me)}
 	rankprog.Check(gorun.Allreduce(c, nil, mx, gorun.Max[float64]), what("Allreduce Max"))
 	same(what("Allreduce Max"), mx, []float64{float64(n - 1), 0})
 	aff := []int64{int64(me + 2), int64(me*3 + 1)}
 	rankprog.Check(gorun.Allreduce(c, nil, aff, compose), what("Allreduce user op"))
-	want := []int64{2, 1}
-	for r := 1; r < n; r++ {
-		compose(want, []int64{int64(r + 2), int64(r*3 + 1)})
-	}
-	same(what("Allreduce user op (rank order)"), aff, want)
+	same(what("Allreduce user op (rank order)"), aff, t.rankOrder())
 	// Scan and Exscan.
 	rankprog.Check(gorun.Scan(c, vec(me, count), recv, gorun.Sum[int64]), what("Scan"))
-	same(what("Scan"), recv, sum(0, me+1))
+	same(what("Scan"), recv, t.sum(0, me+1))
 	marker := make([]int64, count)
 	for i := range marker {
 		marker[i] = -7
@@ -180,7 +223,7 @@ func allOn(c *gorun.Comm, count int) {
 	if me == 0 {
 		same(what("Exscan rank 0 untouched"), ex, marker)
 	} else {
-		same(what("Exscan"), ex, sum(0, me))
+		same(what("Exscan"), ex, t.sum(0, me))
 	}
 	// ReduceScatterBlock.
 	big := make([]int64, n*count)
@@ -198,6 +241,11 @@ func allOn(c *gorun.Comm, count int) {
 			rankprog.Fail("%s: element %d = %d, want %d", what("ReduceScatterBlock"), i, blk[i], w)
 		}
 	}
+}
+
+// allgathers: Allgather (in place too) and Allgatherv with gaps.
+func (t *collCase) allgathers() {
+	c, count, n, me, what := t.c, t.count, t.n, t.me, t.what
 	// Allgather, in place too; Allgatherv.
 	ag := make([]int64, n*count)
 	rankprog.Check(gorun.Allgather(c, vec(me, count), ag), what("Allgather"))
@@ -222,6 +270,11 @@ func allOn(c *gorun.Comm, count int) {
 	for r := 0; r < n; r++ {
 		same(what("Allgatherv block"), agv[displs[r]:displs[r]+counts[r]], vec(r, counts[r]))
 	}
+}
+
+// alltoalls: Alltoall (in place too) and Alltoallv with gaps.
+func (t *collCase) alltoalls() {
+	c, count, n, me, what := t.c, t.count, t.n, t.me, t.what
 	// Alltoall (block for d from me: vec(me*100+d)), in place too; Alltoallv.
 	send := make([]int64, 0, n*count)
 	for d := 0; d < n; d++ {
