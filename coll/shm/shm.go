@@ -29,7 +29,9 @@
 //
 // Waiting polls the numbers it waits for, and the PML's progress now and
 // then so that point-to-point traffic keeps moving; oversubscribed it
-// yields the core between polls; after Hooks.Spin it sleeps on its sleep
+// yields the core between polls (and so does a rank that shares its CPU
+// with another rank of the team, which also moves the higher-numbered of
+// the two off that CPU: see lookColoc); after Hooks.Spin it sleeps on its sleep
 // line's futex (armed flag, Dekker as in btl/sm), which every publisher
 // wakes, for at most SleepMax at a time, and checks that the communicator
 // is still usable and no rank of it is lost.
@@ -96,6 +98,14 @@ type Team struct {
 	hooks Hooks
 	lead  int   // the root of the last operation if it was a Bcast, else -1
 	err   error // a failed wait leaves the team unusable
+
+	// Sharing a core (see lookColoc): coloc says that the last look found
+	// another rank of the team on this rank's CPU, cpu is the CPU this
+	// rank last stored in its done line (+1; 0: none yet), moved when it
+	// last tried to move off a shared core.
+	coloc bool
+	cpu   uint32
+	moved time.Time
 }
 
 // Size is the segment size for n ranks and slots of slot bytes.
@@ -171,6 +181,13 @@ func (t *Team) Close() error {
 // done is rank r's done number.
 func (t *Team) done(r int) *atomic.Uint64 {
 	return (*atomic.Uint64)(unsafe.Pointer(&t.mem[r*2*LineSize]))
+}
+
+// cpuWord is where rank r keeps the CPU it last ran on (+1; 0: unknown):
+// the second cache line of its done line, so that storing it does not
+// disturb the readers of done.
+func (t *Team) cpuWord(r int) *atomic.Uint32 {
+	return (*atomic.Uint32)(unsafe.Pointer(&t.mem[r*2*LineSize+64]))
 }
 
 // sleeper is rank r's sleep line.
@@ -440,13 +457,25 @@ func (t *Team) Bcast(buf []byte, root int) error {
 func (t *Team) wait(ok func() bool) error {
 	spins := 0
 	var since time.Time
+	if t.coloc && !t.hooks.Yield {
+		t.lookColoc() // the other rank may have moved since
+	}
+	yield := t.hooks.Yield || t.coloc
 	for !ok() {
 		spins++
+		if spins == colocLook && !t.hooks.Yield {
+			t.lookColoc()
+			yield = t.coloc
+		}
 		if spins&63 == 0 && t.hooks.Progress != nil { // not in a short wait: it costs more than a poll
 			t.hooks.Progress()
 		}
-		if t.hooks.Yield || spins > yieldAfter {
-			unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+		if yield || spins > yieldAfter {
+			// Raw: a yield that switches to another rank lasts long
+			// enough for the runtime's monitor thread to take the P
+			// back and hand it to another thread, which wakes, finds
+			// nothing to run and sleeps again, on a core a rank needs.
+			unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
 		}
 		if spins&63 != 0 {
 			continue
@@ -468,15 +497,100 @@ func (t *Team) wait(ok func() bool) error {
 				return err
 			}
 		}
-		me := t.sleeper(t.me)
-		w := me.wake.Load()
-		me.armed.Store(1)
-		if !ok() {
-			futexWait(&me.wake, w, SleepMax)
-		}
-		me.armed.Store(0)
+		t.sleep(ok)
 	}
 	return nil
+}
+
+// sleep sleeps on this rank's sleep line until a publisher wakes it (or
+// SleepMax passes), unless ok already holds once it is armed.
+func (t *Team) sleep(ok func() bool) {
+	me := t.sleeper(t.me)
+	w := me.wake.Load()
+	me.armed.Store(1)
+	if !ok() {
+		futexWait(&me.wake, w, SleepMax)
+	}
+	me.armed.Store(0)
+}
+
+// Ranks that share a core. The scheduler often starts a job's ranks on
+// one core, or pulls one onto its partner's core when it wakes it (as the
+// ranks' sleeps and wakes while they connect do), and leaves them there
+// for tens of milliseconds with the other core idle: a rank that is always
+// running counts as cache-hot, and the load balancer moves such a task
+// only after several failed attempts. There a wait's polls only delay the
+// rank it waits for, and its yields are weak (a yield switches only when
+// the other task is eligible to run). So a wait that has polled colocLook
+// times looks whether another rank of the team last ran on its CPU (each
+// rank stores its own CPU when it looks). If one did, the higher-numbered
+// of the two moves itself off that CPU (at most every moveEvery): it
+// excludes the CPU from its affinity, which migrates it at once, and puts
+// the old mask back, where the scheduler leaves it. Until a look finds the
+// core no longer shared, its waits look at every start and yield at every
+// poll. (np 2 Alltoall, the first size measured after start: 5-10 us a
+// call with both ranks on one CPU for 15-25 ms, against 0.2.)
+const (
+	colocLook = 64
+	moveEvery = time.Millisecond
+)
+
+// lookColoc stores the CPU this rank runs on, sets coloc to whether
+// another rank of the team last ran there, and if so moves this rank off
+// it when it has the higher number (see above).
+func (t *Team) lookColoc() {
+	c := t.storeCPU()
+	t.coloc = false
+	for j := 0; j < t.n; j++ {
+		if j == t.me || t.cpuWord(j).Load() != c {
+			continue
+		}
+		t.coloc = true
+		if j < t.me && time.Since(t.moved) >= moveEvery {
+			t.moved = time.Now()
+			if moveOff(int(c - 1)) {
+				t.storeCPU()
+				t.coloc = false
+			}
+		}
+		return
+	}
+}
+
+// storeCPU stores the CPU this rank runs on (+1) in its line and returns it.
+func (t *Team) storeCPU() uint32 {
+	c := getcpu() + 1
+	if c != t.cpu {
+		t.cpu = c
+		t.cpuWord(t.me).Store(c)
+	}
+	return c
+}
+
+// moveOff migrates the calling thread off cpu: its affinity without cpu,
+// then the mask it had (the thread stays where the first call put it). It
+// reports whether it moved.
+func moveOff(cpu int) bool {
+	runtime.LockOSThread() // both calls on the same thread
+	defer runtime.UnlockOSThread()
+	var old, off unix.CPUSet
+	if unix.SchedGetaffinity(0, &old) != nil || !old.IsSet(cpu) {
+		return false
+	}
+	off = old
+	off.Clear(cpu)
+	if off.Count() == 0 || unix.SchedSetaffinity(0, &off) != nil {
+		return false
+	}
+	unix.SchedSetaffinity(0, &old)
+	return true
+}
+
+// getcpu is the CPU the calling thread runs on (about 0.1 us).
+func getcpu() uint32 {
+	var c uint32
+	unix.RawSyscall(unix.SYS_GETCPU, uintptr(unsafe.Pointer(&c)), 0, 0)
+	return c
 }
 
 // Futex operations (linux/futex.h); shared, not FUTEX_PRIVATE_FLAG.

@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 var le = binary.LittleEndian
@@ -256,5 +259,71 @@ func TestOpenErrors(t *testing.T) {
 	}
 	if _, err := Open(path, 2, 2, 64, Hooks{}); err == nil {
 		t.Error("Open as rank 2 of 2 succeeded")
+	}
+}
+
+// moveOff leaves the CPU it is given and puts the affinity mask back.
+func TestMoveOff(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var before unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &before); err != nil {
+		t.Fatal(err)
+	}
+	if before.Count() < 2 {
+		t.Skip("one CPU allowed: nowhere to move")
+	}
+	from := int(getcpu())
+	if !moveOff(from) {
+		t.Fatal("moveOff did not move")
+	}
+	if now := int(getcpu()); now == from {
+		t.Errorf("still on CPU %d after moveOff", now)
+	}
+	var after unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &after); err != nil {
+		t.Fatal(err)
+	}
+	if after != before {
+		t.Errorf("affinity %v after moveOff, was %v", after, before)
+	}
+	if moveOff(from + 1024) { // not in the mask
+		t.Error("moveOff moved off a CPU it was not allowed")
+	}
+}
+
+// lookColoc: a rank that finds a lower-numbered rank on its CPU moves off
+// it and no longer counts as sharing; the lower-numbered rank stays and
+// does.
+func TestLookColoc(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var mask unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &mask); err != nil {
+		t.Fatal(err)
+	}
+	ts := teams(t, 3, 64, Hooks{})
+	c := getcpu() + 1
+	ts[1].cpuWord(0).Store(c) // rank 0 ran here
+	ts[0].cpuWord(2).Store(c) // and so did rank 2
+	ts[0].lookColoc()
+	if !ts[0].coloc {
+		t.Error("rank 0 does not see rank 2 on its CPU")
+	}
+	if getcpu()+1 != c {
+		t.Skip("the thread moved meanwhile")
+	}
+	ts[1].lookColoc()
+	if mask.Count() < 2 {
+		if !ts[1].coloc {
+			t.Error("rank 1 cannot move but does not count as sharing")
+		}
+		return
+	}
+	if ts[1].coloc || getcpu()+1 == c {
+		t.Errorf("rank 1 did not move off CPU %d (coloc %v)", c-1, ts[1].coloc)
+	}
+	if got := ts[0].cpuWord(1).Load(); got != getcpu()+1 {
+		t.Errorf("rank 1 stored CPU %d, runs on %d", got-1, getcpu())
 	}
 }
