@@ -8,8 +8,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -325,5 +327,16 @@ func TestLookColoc(t *testing.T) {
 	}
 	if got := ts[0].cpuWord(1).Load(); got != getcpu()+1 {
 		t.Errorf("rank 1 stored CPU %d, runs on %d", got-1, getcpu())
+	}
+}
+
+// storeRel stores the whole value, seen by an atomic load.
+func TestStoreRel(t *testing.T) {
+	var w atomic.Uint64
+	for _, v := range []uint64{1, 1 << 40, ^uint64(0), 0} {
+		storeRel((*uint64)(unsafe.Pointer(&w)), v)
+		if got := w.Load(); got != v {
+			t.Errorf("stored %#x, loaded %#x", v, got)
+		}
 	}
 }
