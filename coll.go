@@ -85,12 +85,20 @@ func lenErr(call, what string, got, want int) error {
 // reducer turns op into the engine's byte-level reduction; ordered is true
 // for a user Op (combined in rank order).
 func reducer[T Scalar](call string, op Op[T]) (red coll.ReduceFunc, ordered bool, err error) {
+	red, ordered, _, err = reduction(call, op)
+	return red, ordered, err
+}
+
+// reduction is reducer that also reports whether op is LAnd, LOr or LXor
+// (whose input truthCopy makes 1 or 0): the collectives ask for that copy
+// only then (truthIf), so a call looks op up once.
+func reduction[T Scalar](call string, op Op[T]) (red coll.ReduceFunc, ordered, logical bool, err error) {
 	if op == nil {
-		return nil, false, fatalCheck(fmt.Errorf("gorun: %s: nil Op: %w", call, ErrInvalidArg))
+		return nil, false, false, fatalCheck(fmt.Errorf("gorun: %s: nil Op: %w", call, ErrInvalidArg))
 	}
 	info, pc := infoOf(op)
 	if info.red != nil {
-		return info.red, false, nil
+		return info.red, false, info.logical, nil
 	}
 	size := elemSize[T]()
 	red = func(acc, in []byte) {
@@ -104,7 +112,16 @@ func reducer[T Scalar](call string, op Op[T]) (red coll.ReduceFunc, ordered bool
 		info.red = red
 		setInfo(pc, info)
 	}
-	return red, !info.builtin, nil
+	return red, !info.builtin, info.logical, nil
+}
+
+// truthIf is truthCopy for a logical op, nil (without looking op up
+// again) for the rest.
+func truthIf[T Scalar](logical bool, op Op[T], send, recv []T) []T {
+	if !logical {
+		return nil
+	}
+	return truthCopy(op, send, recv)
 }
 
 // addKind names T for package add: "f32", "f64", "i32", "i64" (complex
@@ -199,7 +216,7 @@ func ireduce[T Scalar](c *Comm, send, recv []T, op Op[T], root int, block bool) 
 	if err := c.checkRoot(root); err != nil {
 		return nil, err
 	}
-	red, ordered, err := reducer("Reduce", op)
+	red, ordered, logical, err := reduction("Reduce", op)
 	if err != nil {
 		return nil, err
 	}
@@ -215,7 +232,7 @@ func ireduce[T Scalar](c *Comm, send, recv []T, op Op[T], root int, block bool) 
 	} else {
 		recv = nil
 	}
-	if t := truthCopy(op, send, recv); t != nil {
+	if t := truthIf(logical, op, send, recv); t != nil {
 		send, in.Buf = t, coll.BufSend
 	}
 	e, n, me := elemSize[T](), c.Size(), c.Rank()
@@ -247,7 +264,7 @@ func iallreduce[T Scalar](c *Comm, send, recv []T, op Op[T], block bool) (*Reque
 	if err := c.collReady(); err != nil {
 		return nil, err
 	}
-	red, ordered, err := reducer("Allreduce", op)
+	red, ordered, logical, err := reduction("Allreduce", op)
 	if err != nil {
 		return nil, err
 	}
@@ -257,7 +274,7 @@ func iallreduce[T Scalar](c *Comm, send, recv []T, op Op[T], block bool) (*Reque
 		}
 		coll.CopyBytes(asBytes(recv), asBytes(send))
 	}
-	if t := truthCopy(op, nil, recv); t != nil {
+	if t := truthIf(logical, op, nil, recv); t != nil {
 		copy(recv, t)
 	}
 	e, n, me, count := elemSize[T](), c.Size(), c.Rank(), len(recv)
@@ -289,7 +306,7 @@ func scan[T Scalar](c *Comm, send, recv []T, op Op[T], exclusive bool) error {
 	if err := c.collReady(); err != nil {
 		return err
 	}
-	red, _, err := reducer(call, op)
+	red, _, logical, err := reduction(call, op)
 	if err != nil {
 		return err
 	}
@@ -300,7 +317,7 @@ func scan[T Scalar](c *Comm, send, recv []T, op Op[T], exclusive bool) error {
 		}
 		in.Buf = coll.BufSend
 	}
-	if t := truthCopy(op, send, recv); t != nil {
+	if t := truthIf(logical, op, send, recv); t != nil {
 		send, in.Buf = t, coll.BufSend
 	}
 	n, me, count := c.Size(), c.Rank(), len(recv)
@@ -315,14 +332,14 @@ func ReduceScatterBlock[T Scalar](c *Comm, send, recv []T, op Op[T]) error {
 	if err := c.collReady(); err != nil {
 		return err
 	}
-	red, ordered, err := reducer("ReduceScatterBlock", op)
+	red, ordered, logical, err := reduction("ReduceScatterBlock", op)
 	if err != nil {
 		return err
 	}
 	if len(send) != c.Size()*len(recv) {
 		return lenErr("ReduceScatterBlock", "send", len(send), c.Size()*len(recv))
 	}
-	if t := truthCopy(op, send, nil); t != nil {
+	if t := truthIf(logical, op, send, nil); t != nil {
 		send = t
 	}
 	n, me, rcount := c.Size(), c.Rank(), len(recv)

@@ -539,7 +539,7 @@ func (t *Team) sleep(ok func() bool) {
 // poll. (np 2 Alltoall, the first size measured after start: 5-10 us a
 // call with both ranks on one CPU for 15-25 ms, against 0.2.)
 const (
-	colocLook = 64
+	colocLook = 512
 	moveEvery = time.Millisecond
 )
 
