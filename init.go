@@ -72,6 +72,7 @@ func Init() (*Comm, error) {
 	state.pml, state.pmi = p, pc
 	state.coll = coll.NewEngine(p, state.collCfg)
 	state.world = &Comm{c: p.World()}
+	quietMonitor() // monitor.go
 	return state.world, nil
 }
 
