@@ -67,6 +67,10 @@ type waitState struct {
 	// quiet counts the looks at the run queues in a row that found no
 	// other goroutine ready to run (see othersReady).
 	quiet atomic.Uint32
+
+	// wakeSpin says that the last sleep was ended by work within
+	// wakeSpin: the spin phases poll that long before the next sleep.
+	wakeSpin atomic.Bool
 }
 
 // runner is implemented by a BTL that shows which ranks are on a core
@@ -342,7 +346,8 @@ const spinClockEvery = 256
 // spun counts an idle poll of a wait's spin phase and reports whether the
 // phase is over, so that the wait blocks: after SpinCount idle polls, and
 // when the rank has a core of its own (not Yield) after SpinUsec more
-// microseconds (pml_ob1_spin_time; a Barrier's waits at least barrierSpin).
+// microseconds (pml_ob1_spin_time; a Barrier's waits at least barrierSpin,
+// and any wait wakeSpin after a sleep that work ended within it).
 // Oversubscribed, each idle poll yields the core to ranks that need it,
 // and the count alone bounds the phase. With a core of its own the rank
 // polls on: a sleep in the transport is a system call, after 20 us of
@@ -366,6 +371,9 @@ func (p *PML) spun(st *idleState) bool {
 		return false
 	}
 	spin := max(time.Duration(p.cfg.SpinUsec)*time.Microsecond, st.minSpin)
+	if p.wait.wakeSpin.Load() {
+		spin = max(spin, wakeSpin)
+	}
 	if p.cfg.Yield || spin <= 0 {
 		return true
 	}
@@ -382,6 +390,20 @@ func (p *PML) spun(st *idleState) bool {
 	runtime.Gosched()
 	return time.Now().After(st.spinEnd)
 }
+
+// wakeSpin is the spin phase's timed part after a sleep that work ended
+// within it (waitState.wakeSpin). Two ranks that stream messages to each
+// other in windows (osu bw, mr) otherwise fall into a steady mode in which
+// each sleeps at the end of every window: a wake on these virtual machines
+// takes longer than the other rank's SpinCount idle polls, so the woken
+// rank's answer comes after its partner has gone to sleep too, and so on
+// (osu bw 1-2048 B: 0.6 M messages/s, ~7000 sleeps of < 1 ms per rank,
+// against ~6 M/s and tens of sleeps; entered when a rank loses its core
+// for a while, e.g. under load). A rank whose sleeps are ended by work
+// that soon polls that long instead, which ends the mode at the first
+// sleep; one woken by work later, by its timeout, or by nothing (a truly
+// idle rank) sleeps after SpinCount idle polls as before.
+const wakeSpin = time.Millisecond
 
 // othersEvery: idle polls between two looks at the run queues (see the
 // top of this file); the first idle poll of a wait looks too.
@@ -647,11 +669,15 @@ func (p *PML) sleep(ctx context.Context, done <-chan struct{}) {
 		if done != nil {
 			stop = context.AfterFunc(ctx, w.wake)
 		}
+		slept := time.Now()
 		w.primary.Sleep(p.cfg.SleepTimeout)
+		short := time.Since(slept) < wakeSpin
 		if stop != nil {
 			stop()
 		}
-		p.progressLocked()
+		// A sleep that work ended within wakeSpin: spinning would have
+		// cost no more, and the wake cost the partner its own spin.
+		w.wakeSpin.Store(p.progressLocked() > 0 && short)
 	}
 	for _, wt := range w.watchers {
 		wt.Watch(nil)
