@@ -60,8 +60,9 @@ type waitState struct {
 	// whose one goroutine sleeps allocates nothing per sleep.
 	genTaken bool
 
-	// idleTick counts idle polls (see idleFor). An atomic add is no extra
-	// cost there: each poll already takes and drops two locks.
+	// idleTick counts the rank's idle polls (see idleFor, goschedEvery).
+	// An atomic add is no extra cost there: each poll already takes and
+	// drops two locks.
 	idleTick atomic.Uint32
 
 	// quiet counts the looks at the run queues in a row that found no
@@ -417,12 +418,11 @@ const othersEvery = 32
 // likely has nothing to do. This cut shift's time per round by ~6% (8 ranks,
 // 2 cores, 6 runs each way).
 func (p *PML) idleFor(src int, st *idleState) {
-	var n uint32
+	tick := p.wait.idleTick.Add(1)
+	n := tick
 	if st != nil {
 		st.polls++
 		n = st.polls
-	} else {
-		n = p.wait.idleTick.Add(1)
 	}
 	if n == 1 && p.wait.othersReady() || n%othersEvery == 0 && p.wait.othersLook() {
 		runtime.Gosched()
@@ -442,7 +442,7 @@ func (p *PML) idleFor(src int, st *idleState) {
 	if p.cfg.Yield {
 		every = goschedEveryYielding
 	}
-	if n%every == 0 {
+	if tick%every == 0 { // the rank's idle polls, not this wait's: see goschedEvery
 		runtime.Gosched()
 	}
 }
@@ -547,7 +547,13 @@ func (p *PML) peerRunning(src int) bool {
 // goschedEvery: idle polls between passes through Go's scheduler (about
 // 50 us of polling; far below the runtime's 10 ms preemption period), and
 // goschedEveryYielding the same when each idle poll yields the core (a
-// yield that switches takes ~8 us here, so about 0.5 ms).
+// yield that switches takes ~8 us here, so about 0.5 ms). Counted over all
+// the rank's waits (waitState.idleTick), not per wait: a loop of short
+// waits (a message-rate window: a few idle polls each) otherwise never
+// passes through the scheduler, and with GOMAXPROCS 1 the GC's mark worker
+// runs only there, so each GC cycle's mark phase (write barriers on, new
+// objects marked) lasted until the monitor's 10 ms preemption: 5-9 ms of
+// every ~20-40 ms in osu mr.
 const (
 	goschedEvery         = 1024
 	goschedEveryYielding = 64
