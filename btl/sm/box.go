@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/gorun-mpi/gorun/btl"
+	"github.com/gorun-mpi/gorun/internal/memcpy"
 )
 
 // Fast boxes (Open MPI vader's per-peer "fbox"), the design and its
@@ -170,18 +171,36 @@ func (b *boxOut) put(tag btl.Tag, seq uint32, hdr, payload []byte) bool {
 	return true
 }
 
-// publish stores a header word with a full fence (an atomic store, XCHG on
-// amd64). The sleep protocol needs it: the sender's store of the record
-// must be visible before its load of the receiver's armed flag, or a
-// receiver that arms and checks its boxes in between would sleep on a
-// record it did not see (Dekker; the FIFO path gets the fence from the
-// CAS in claim). Measured against a release store in BenchmarkStream the
-// fence cost was within the noise (~5%); the alternative, an asymmetric
-// fence by the receiver (membarrier GLOBAL_EXPEDITED before it sleeps),
-// cost 13 us per Sleep here whenever another rank ran on the other vCPU
-// (an IPI, a VM exit), which oversubscribed ranks pay on every hop.
+// boxPrefetch is how far ahead of its write position a sender in a burst
+// asks for the ring's line (PREFETCHW), so that the line is ours by the
+// time the record lands there: a record's stores otherwise wait for the
+// line to come over from the receiver's core, and the sender's next locked
+// instruction (the peer's mutex) waits for them. Not in a ping-pong (see
+// publish in send.go), where the receiver polls that line.
+const boxPrefetch = 256
+
+// prefetch asks for the line boxPrefetch bytes ahead of the write position.
+func (b *boxOut) prefetch() {
+	memcpy.PrefetchW(unsafe.Pointer(&b.ring[(b.w+boxPrefetch)&(b.size-1)]))
+}
+
+// publish stores a header word with release order only (storeSeq: a
+// plain store on amd64), so that a burst of records streams through the
+// store buffer instead of waiting, record by record, for the ring's lines
+// to come over from the receiver's core: an atomic store (XCHG) here was
+// 23% of osu bw's samples at 8 B, all of them on that one instruction.
+//
+// The sleep protocol's pairing is then not Dekker's: the sender's load of
+// the receiver's armed flag after the store may be served before the store
+// is visible, and a receiver that arms and checks its boxes in between
+// would sleep on a record it did not see. A store leaves the store buffer
+// within nanoseconds, though, so Sleep looks at the boxes once more after
+// boxRecheck (sleep.go): a wake lost so costs at most that, and only
+// when the receiver went to sleep in the same instant. (A membarrier by
+// the receiver before it sleeps, the exact fix, cost 13 us per Sleep here
+// whenever another rank ran on the other vCPU: an IPI, a VM exit.)
 func (b *boxOut) publish(off, w uint64) {
-	b.word(off).Store(w)
+	storeSeq(b.word(off), w)
 }
 
 // boxIn is the receiver's side of a box; Progress owns it (progMu), except
@@ -256,6 +275,9 @@ func (m *Module) pollBoxes() int {
 		}
 		n += m.pollBox(m.prog.boxes[m.prog.nextBox], boxPollMsgs)
 		m.prog.nextBox++
+	}
+	if n > 0 {
+		storeSeq(&m.recvEpoch, m.recvEpoch.Load()+1) // a burst's end (inBurst); only Progress writes it
 	}
 	return n
 }

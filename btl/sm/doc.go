@@ -70,10 +70,13 @@
 //     only when its cached copy says the box is full. A full box, a larger
 //     message or a non-empty pending queue uses the FIFO as before.
 //     A sleeping receiver is woken for a box record by the sender's armed
-//     check after publishing; the header's store is atomic (a full fence)
-//     so that it is visible before that load (Dekker, as the CAS does for
-//     the FIFO). A membarrier by the receiver before it sleeps instead was
-//     tried: 13 us per Sleep here when another rank runs on the other vCPU.
+//     check after publishing. The header's store has release order only
+//     (a fence per record stalled the sender on the receiver's lines), so
+//     that check may miss a receiver arming at that instant; a receiver
+//     with boxes therefore checks them again after its first nap of at
+//     most 50 us (sleep.go), by which time the store is visible. A
+//     membarrier by the receiver before it sleeps was tried: 13 us per
+//     Sleep here when another rank runs on the other vCPU.
 //   - Box/FIFO order: sends to one peer hold that peer's in-process lock
 //     (peer.mu), which makes the box single-writer and gives every data
 //     message of the pair, once the box is announced, a pair sequence

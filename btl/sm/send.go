@@ -95,11 +95,20 @@ func (m *Module) publish(p *peer, e *elem, h uint64) {
 	// writable, and its first locked instruction does not wait ~one
 	// cross-core round trip for them. Not in a ping-pong, where p is
 	// polling that line: taking it from p would only slow p's poll.
-	if ep := m.recvEpoch.Load() + 1; p.sendEpoch.Load() == ep {
+	if m.inBurst(p) {
 		memcpy.PrefetchW(unsafe.Pointer(&p.fifo[(h+1)&m.mask]))
-	} else {
-		storeSeq(&p.sendEpoch, ep)
 	}
+}
+
+// inBurst reports whether our last send to p came after our last poll
+// that received anything, and records this send for the next call.
+func (m *Module) inBurst(p *peer) bool {
+	ep := m.recvEpoch.Load() + 1
+	if p.sendEpoch.Load() == ep {
+		return true
+	}
+	storeSeq(&p.sendEpoch, ep)
+	return false
 }
 
 // Send queues hdr+payload for peer; see btl.Module. Small messages travel in
@@ -181,6 +190,9 @@ func (m *Module) sendNow(p *peer, tag btl.Tag, hdr, payload []byte, n int, off *
 			p.seq = seq
 			if p.ctl.armed.Load() != 0 {
 				wakeCtl(p.ctl)
+			}
+			if m.inBurst(p) {
+				p.out.prefetch()
 			}
 			return true
 		}

@@ -33,6 +33,12 @@ import (
 // FIFO: receivers do not wake senders when they free slots.
 const pendingNap = time.Millisecond
 
+// boxRecheck bounds a Sleep's first nap when we have fast boxes: their
+// records are published without a fence (see boxOut.publish), so one
+// stored as we armed may have been missed by our check and its sender may
+// not have seen us armed; by then it is visible.
+const boxRecheck = 50 * time.Microsecond
+
 // Sleep blocks until a sender signals work, Wake is called, a peer is lost,
 // or d elapses (d <= 0: no timeout). It returns at once if our FIFO holds a
 // published slot or Wake is pending.
@@ -51,10 +57,14 @@ func (m *Module) Sleep(d time.Duration) {
 	if d > 0 {
 		deadline = time.Now().Add(d)
 	}
+	recheck := m.nBoxIn.Load() > 0 // see boxOut.publish
 	for {
 		nap := m.monitor.sleepNap() // a lost peer is noticed while asleep
 		if m.pendPeers.Load() > 0 {
 			nap = pendingNap
+		}
+		if recheck {
+			nap, recheck = min(nap, boxRecheck), false
 		}
 		if d > 0 {
 			left := time.Until(deadline)
