@@ -155,6 +155,7 @@ type specMsg struct {
 	TagOutput bool
 	Stdin     bool // rank 0 is here and gets gorun's stdin frames
 	Backing   string
+	Bind      bool // bind each rank to its share of the host's CPUs (bind.go)
 }
 
 // startedMsg: a rank runs.

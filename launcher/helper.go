@@ -433,7 +433,7 @@ func (h *helper) startRank(id, local int, path string, env []string, lifeline, s
 		readers, writers = append(readers, pr), append(writers, pw)
 	}
 	cmd.Stdout, cmd.Stderr = writers[0], writers[1]
-	err = h.sp.start(cmd)
+	err = h.sp.start(cmd, h.spec.Bind, h.spec.Count, local)
 	for _, w := range writers {
 		w.Close()
 	}

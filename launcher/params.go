@@ -11,13 +11,16 @@ import (
 
 // Config is the launcher's own parameters.
 type Config struct {
-	GOMAXPROCS int // launcher_base_gomaxprocs
+	GOMAXPROCS int  // launcher_base_gomaxprocs
+	Bind       bool // launcher_base_bind
 }
 
 // Params declares the launcher's parameters, bound to Config's fields.
 var Params = mca.Declare("launcher_base", []mca.Field[Config]{
 	mca.Int("launcher_base_gomaxprocs", "0", 0, 1<<16, func(c *Config) *int { return &c.GOMAXPROCS },
 		"GOMAXPROCS of each rank when gorun's environment has none: 0 = the cores divided among the ranks (at least 1), N = N"),
+	mca.Bool("launcher_base_bind", "true", func(c *Config) *bool { return &c.Bind },
+		"bind rank i of the n ranks on a machine to the i-th n-th of the CPUs gorun may use (as Open MPI binds to cores), when the ranks do not outnumber those CPUs and their GOMAXPROCS is gorun's share (neither GOMAXPROCS nor launcher_base_gomaxprocs set); false: the kernel places the ranks"),
 })
 
 // envGOMAXPROCS is the Go runtime's variable for the number of threads

@@ -159,7 +159,7 @@ func (j *job) startRank(sp *spawner, id int, path string, env []string, lifeline
 		readers, writers = append(readers, r), append(writers, w)
 	}
 	cmd.Stdout, cmd.Stderr = writers[0], writers[1]
-	err := sp.start(cmd)
+	err := sp.start(cmd, bindable(j.cfg, j.o.Environ), j.o.NP, id)
 	closeAll(writers) // the rank holds its own copies
 	if err != nil {
 		closeAll(readers)

@@ -528,7 +528,7 @@ func (m *multiJob) place(mcaEnc string) {
 		}
 		spec := specMsg{JobID: jobID, Size: j.o.NP, Node: h.node, Nodes: nodes, First: h.first, Count: h.count,
 			Args: j.o.Args, Env: env, Dir: wd, TagOutput: j.o.TagOutput, Stdin: h.first == 0 && stdin != nil,
-			Backing: j.backingDir, Path: m.prog}
+			Backing: j.backingDir, Path: m.prog, Bind: bindable(j.cfg, j.o.Environ)}
 		if !h.local {
 			spec.Program = m.progF
 		}

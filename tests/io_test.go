@@ -193,3 +193,98 @@ func TestEagerCreditWarning(t *testing.T) {
 		t.Errorf("stderr %q; want exactly one warning line naming pml_ob1_unexpected_limit=65536", r.Stderr)
 	}
 }
+
+// TestRankBinding: each of n ranks that do not outnumber the CPUs is
+// bound to its own n-th of them (the share its GOMAXPROCS counts);
+// oversubscribed, with launcher_base_bind false, or with a GOMAXPROCS of
+// the user's, every rank may run on every CPU gorun may use.
+func TestRankBinding(t *testing.T) {
+	t.Parallel()
+	if os.Getenv("GOMAXPROCS") != "" {
+		t.Skip("the test's own environment sets GOMAXPROCS, so gorun does not bind")
+	}
+	all := cpuList(t, procStatusCPUs(t))
+	if len(all) < 2 {
+		t.Skipf("one CPU allowed (%v): nothing to bind to", all)
+	}
+	full := fmt.Sprint(all)
+	cases := []struct {
+		name  string
+		np    int
+		args  []string
+		env   []string
+		bound bool
+	}{
+		{"one rank per CPU", 2, nil, nil, true},
+		{"oversubscribed", len(all) + 1, nil, nil, false},
+		{"parameter off", 2, []string{"--mca", "launcher_base_bind", "false"}, nil, false},
+		{"user's GOMAXPROCS", 2, nil, []string{"GOMAXPROCS=1"}, false},
+		{"launcher_base_gomaxprocs", 2, []string{"--mca", "launcher_base_gomaxprocs", "1"}, nil, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append(append([]string{"-np", strconv.Itoa(tc.np)}, tc.args...), actor(), "env")
+			r := jobtest.Job{Args: args, Env: tc.env, TMPDIR: t.TempDir()}.Run(t)
+			if r.Code != 0 {
+				t.Fatalf("exit %d; stderr %q", r.Code, r.Stderr)
+			}
+			seen := map[int]int{} // CPU → rank bound to it
+			for rank := range tc.np {
+				m := regexp.MustCompile(fmt.Sprintf(`(?m)^rank=%d cpus=(\S+)$`, rank)).FindStringSubmatch(r.Stdout)
+				if m == nil {
+					t.Fatalf("no cpus line of rank %d in stdout:\n%s", rank, r.Stdout)
+				}
+				got := cpuList(t, m[1])
+				if !tc.bound {
+					if fmt.Sprint(got) != full {
+						t.Errorf("rank %d may run on CPUs %v; want every allowed one, %v", rank, got, all)
+					}
+					continue
+				}
+				k := len(all) / tc.np
+				if want := fmt.Sprint(all[rank*k : (rank+1)*k]); fmt.Sprint(got) != want {
+					t.Errorf("rank %d bound to CPUs %v; want %s", rank, got, want)
+				}
+				for _, c := range got {
+					if o, dup := seen[c]; dup {
+						t.Errorf("CPU %d bound to ranks %d and %d", c, o, rank)
+					}
+					seen[c] = rank
+				}
+			}
+		})
+	}
+}
+
+// procStatusCPUs is this process's Cpus_allowed_list.
+func procStatusCPUs(t *testing.T) string {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^Cpus_allowed_list:\s*(\S+)$`).FindSubmatch(b)
+	if m == nil {
+		t.Fatal("no Cpus_allowed_list in /proc/self/status")
+	}
+	return string(m[1])
+}
+
+// cpuList expands a kernel CPU list ("0-2,5") into its CPUs, in order.
+func cpuList(t *testing.T, s string) []int {
+	var cpus []int
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		b := a
+		if err == nil && isRange {
+			b, err = strconv.Atoi(hi)
+		}
+		if err != nil || b < a {
+			t.Fatalf("CPU list %q: bad part %q", s, part)
+		}
+		for c := a; c <= b; c++ {
+			cpus = append(cpus, c)
+		}
+	}
+	return cpus
+}

@@ -50,6 +50,7 @@ func main() {
 			}
 		}
 		fmt.Printf("rank=%d runtime.GOMAXPROCS=%d\n", rank, runtime.GOMAXPROCS(0))
+		fmt.Printf("rank=%d cpus=%s\n", rank, cpusAllowed())
 		if os.Getenv("GORUN_MCA_RESOLVED") != "" {
 			fmt.Printf("rank=%d has GORUN_MCA_RESOLVED\n", rank)
 		}
@@ -96,6 +97,22 @@ func main() {
 	if err := gorun.Finalize(); err != nil {
 		die("Finalize: %v", err)
 	}
+}
+
+// cpusAllowed is the CPUs this process may run on, as the kernel lists
+// them (Cpus_allowed_list in /proc/self/status, e.g. "0-3,6").
+func cpusAllowed() string {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		die("%v", err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "Cpus_allowed_list:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	die("no Cpus_allowed_list in /proc/self/status")
+	return ""
 }
 
 // credit (2 ranks): rank 0 sends N messages of SIZE bytes that pile up
