@@ -84,7 +84,8 @@
 // Waiting (wait.go): a blocking call polls Progress for SpinCount idle
 // polls, and SpinUsec more microseconds (a Barrier at least 20 ms) when
 // the rank has a core of its own (oversubscribed, each idle poll yields
-// the core), then one waiting
+// the core, and the rank moves itself to a CPU chosen by its rank now and
+// then, without binding), then one waiting
 // goroutine (the sleeper) sleeps in the transport
 // chosen by capability (btl.Sleeper, btl.Watcher: sm's futex, a socket
 // poller, or the PML's own channel when no BTL sleeps), while the others
