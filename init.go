@@ -28,6 +28,7 @@ type runtimeConfig struct {
 	BTL         mca.Selection // btl
 	WireTimeout int           // rndv_base_timeout, seconds
 	ErrorsFatal bool          // mpi_base_errors_fatal (see fatal.go)
+	MonSlack    int           // mpi_base_monitor_slack, microseconds (see monitor.go)
 }
 
 // runtimeParams declares runtimeConfig's parameters. A new BTL adds its
@@ -39,6 +40,8 @@ var runtimeParams = mca.Declare("gorun", []mca.Field[runtimeConfig]{
 		"seconds a rank waits for the other ranks' business cards and the shared segment at Init"),
 	mca.Bool("mpi_base_errors_fatal", "false", func(c *runtimeConfig) *bool { return &c.ErrorsFatal },
 		"true: an API call's error (except ErrCanceled and a context's end) is printed with the call's name and aborts the job, as MPI_ERRORS_ARE_FATAL; false: errors are returned"),
+	mca.Int("mpi_base_monitor_slack", "1000", 0, 1000000, func(c *runtimeConfig) *int { return &c.MonSlack },
+		"microseconds of timer slack Init gives the Go runtime's monitor thread (sysmon), so that its short sleeps after the wire-up do not wake it every 80 us on the ranks' cores (needs CAP_SYS_NICE; 0: the kernel's default is kept)"),
 })
 
 // state is the process-wide runtime: one job per process.
@@ -171,6 +174,7 @@ func readJob() (*wiring, error) {
 		return nil, err
 	}
 	errorsFatal.Store(rt.ErrorsFatal)
+	monitorSlack = time.Duration(rt.MonSlack) * time.Microsecond
 	w := &wiring{job: job, inJob: inJob, params: params, rt: rt}
 	if viaPMI {
 		// Rank, size and job id come from the PMI server (srun --mpi=pmi2,

@@ -4,6 +4,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -17,13 +18,17 @@ import (
 // on, and each wake costs the rank there several microseconds, and its
 // partner as long. The first sizes a benchmark measured paid for it: np
 // 2 Allgather 1-4 B 0.54-0.63 us against 0.37-0.40 once it had calmed
-// down. quietMonitor gives that thread a timer slack of monitorSlack, so
-// its short rounds last about a millisecond: a thread stuck in a system
-// call loses its P that much later, which only matters to a rank whose
-// other goroutines wait for the P meanwhile. It needs CAP_SYS_NICE (the
+// down. quietMonitor gives that thread a timer slack of monitorSlack
+// (mpi_base_monitor_slack, 1 ms by default; 0 leaves it alone), so its
+// short rounds last about that long: a thread stuck in a system call
+// loses its P that much later, which only matters to a rank whose other
+// goroutines wait for the P meanwhile. It needs CAP_SYS_NICE (the
 // kernel's rule for another thread's slack) and otherwise does nothing,
 // as it does when it cannot tell which thread the monitor is.
 func quietMonitor() {
+	if monitorSlack <= 0 {
+		return
+	}
 	tasks, err := os.ReadDir("/proc/self/task")
 	if err != nil {
 		return
@@ -44,11 +49,13 @@ func quietMonitor() {
 	if tid == 0 || !monitorLike(tid) {
 		return
 	}
-	os.WriteFile("/proc/"+strconv.Itoa(tid)+"/timerslack_ns", []byte(strconv.Itoa(monitorSlack)), 0)
+	os.WriteFile("/proc/"+strconv.Itoa(tid)+"/timerslack_ns", []byte(strconv.FormatInt(monitorSlack.Nanoseconds(), 10)), 0)
 }
 
-// monitorSlack is the monitor thread's timer slack, in nanoseconds.
-const monitorSlack = 1000000
+// monitorSlack is the monitor thread's timer slack (mpi_base_monitor_slack;
+// 0: left alone). Init sets it from the parameters before it calls
+// quietMonitor.
+var monitorSlack = time.Millisecond
 
 // monitorLike reports whether thread tid of this process is in the
 // nanosleep system call (the monitor's sleep) or running (in a round),

@@ -33,7 +33,7 @@ func TestQuietMonitor(t *testing.T) {
 			low = n
 		}
 	}
-	want := strconv.Itoa(monitorSlack)
+	want := strconv.FormatInt(monitorSlack.Nanoseconds(), 10)
 	for try := 0; try < 50 && slack(low) != want; try++ {
 		quietMonitor() // the monitor may be in a round, or in another sleep
 	}
