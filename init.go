@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/gorun-mpi/gorun/btl/sm"
 	"github.com/gorun-mpi/gorun/coll"
 	"github.com/gorun-mpi/gorun/coll/shm"
+	"github.com/gorun-mpi/gorun/internal/node"
 	"github.com/gorun-mpi/gorun/jobenv"
 	"github.com/gorun-mpi/gorun/mca"
 	"github.com/gorun-mpi/gorun/pmi"
@@ -358,7 +358,7 @@ func (w *wiring) startPML() (*pml.PML, error) {
 		return nil, err
 	}
 	cfg.Rank, cfg.Size, cfg.Modules, cfg.Log = w.job.Rank, w.job.Size, w.mods, mca.Logger(w.params, "pml")
-	cfg.NodeID = w.nodes // SplitShared's machines; nil: all on this one
-	cfg.SetYield(runtime.NumCPU())
+	cfg.NodeID = w.nodes      // SplitShared's machines; nil: all on this one
+	cfg.SetYield(node.CPUs()) // the machine's, not this rank's share (launcher_base_bind)
 	return pml.New(cfg)
 }

@@ -38,6 +38,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"golang.org/x/sys/unix"
 
+	"github.com/gorun-mpi/gorun/internal/node"
 	"github.com/gorun-mpi/gorun/jobenv"
 )
 
@@ -376,7 +377,7 @@ func (h *helper) program() (string, error) {
 // plus the job's (spec.Env) and GOMAXPROCS when neither sets it.
 func (h *helper) rankEnv() []string {
 	own := []string{jobenv.EnvRank, jobenv.EnvSize, jobenv.EnvLocalRank, EnvLocalSize, EnvNode, jobenv.EnvJobID, jobenv.EnvSessionDir, jobenv.EnvLifelineFD,
-		EnvPMIFD, EnvPMIRank, EnvPMISize, EnvPMIJobID}
+		EnvPMIFD, EnvPMIRank, EnvPMISize, EnvPMIJobID, node.EnvCPUs}
 	var env []string
 	set := map[string]bool{}
 	for _, kv := range h.spec.Env {
@@ -395,6 +396,7 @@ func (h *helper) rankEnv() []string {
 		jobenv.EnvSize+"="+strconv.Itoa(s.Size),
 		EnvLocalSize+"="+strconv.Itoa(s.Count),
 		EnvNode+"="+strconv.Itoa(s.Node),
+		node.EnvCPUs+"="+strconv.Itoa(runtime.NumCPU()), // the ranks' masks may be their shares (bind.go)
 		jobenv.EnvJobID+"="+h.sess.jobID,
 		jobenv.EnvSessionDir+"="+h.sess.dir,
 		jobenv.EnvLifelineFD+"="+strconv.Itoa(jobenv.LifelineFD),

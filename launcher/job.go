@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gorun-mpi/gorun/btl/sm"
+	"github.com/gorun-mpi/gorun/internal/node"
 	"github.com/gorun-mpi/gorun/jobenv"
 	"github.com/gorun-mpi/gorun/mca"
 	"github.com/gorun-mpi/gorun/mpool"
@@ -265,7 +266,7 @@ func (j *job) build(prog *program, sigs <-chan os.Signal) (status int, ok bool) 
 // rankEnv is gorun's environment without the variables gorun sets itself,
 // plus GOMAXPROCS when gorun's environment has none (see rankGOMAXPROCS).
 func (j *job) rankEnv(mcaEnc string) []string {
-	own := []string{jobenv.EnvRank, jobenv.EnvSize, jobenv.EnvLocalRank, EnvLocalSize, EnvNode, jobenv.EnvJobID, jobenv.EnvSessionDir, jobenv.EnvLifelineFD, mca.EnvResolved}
+	own := []string{jobenv.EnvRank, jobenv.EnvSize, jobenv.EnvLocalRank, EnvLocalSize, EnvNode, jobenv.EnvJobID, jobenv.EnvSessionDir, jobenv.EnvLifelineFD, mca.EnvResolved, node.EnvCPUs}
 	env := make([]string, 0, len(j.o.Environ)+len(own))
 	for _, kv := range j.o.Environ {
 		key, _, _ := strings.Cut(kv, "=")
@@ -280,6 +281,7 @@ func (j *job) rankEnv(mcaEnc string) []string {
 		jobenv.EnvSize+"="+strconv.Itoa(j.o.NP),
 		EnvLocalSize+"="+strconv.Itoa(j.o.NP), // one machine: every rank is local
 		EnvNode+"=0",
+		node.EnvCPUs+"="+strconv.Itoa(runtime.NumCPU()), // the ranks' masks may be their shares (bind.go)
 		jobenv.EnvJobID+"="+j.sess.jobID,
 		jobenv.EnvSessionDir+"="+j.sess.dir,
 		jobenv.EnvLifelineFD+"="+strconv.Itoa(jobenv.LifelineFD),

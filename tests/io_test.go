@@ -195,7 +195,9 @@ func TestEagerCreditWarning(t *testing.T) {
 }
 
 // TestRankBinding: each of n ranks that do not outnumber the CPUs is
-// bound to its own n-th of them (the share its GOMAXPROCS counts);
+// bound to its own n-th of them (the share its GOMAXPROCS counts), and
+// told how many the machine has (GORUN_LOCAL_CPUS, for the rule that
+// makes waiting ranks yield when they outnumber the CPUs);
 // oversubscribed, with launcher_base_bind false, or with a GOMAXPROCS of
 // the user's, every rank may run on every CPU gorun may use.
 func TestRankBinding(t *testing.T) {
@@ -235,6 +237,11 @@ func TestRankBinding(t *testing.T) {
 					t.Fatalf("no cpus line of rank %d in stdout:\n%s", rank, r.Stdout)
 				}
 				got := cpuList(t, m[1])
+				// The oversubscription rule counts the machine's CPUs,
+				// not the rank's share (bound or not).
+				if want := fmt.Sprintf("rank=%d GORUN_LOCAL_CPUS=%d\n", rank, runtime.NumCPU()); !strings.Contains(r.Stdout, want) {
+					t.Errorf("no line %q in stdout:\n%s", want, r.Stdout)
+				}
 				if !tc.bound {
 					if fmt.Sprint(got) != full {
 						t.Errorf("rank %d may run on CPUs %v; want every allowed one, %v", rank, got, all)

@@ -3,11 +3,12 @@ package sm
 import (
 	"errors"
 	"os"
-	"runtime"
 	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gorun-mpi/gorun/internal/node"
 )
 
 // peerMonitor notices that a peer process has ended. It watches a peer
@@ -89,7 +90,7 @@ func napFor(n, cores int) (time.Duration, int) {
 func (w *peerMonitor) init(m *Module, enabled bool) {
 	w.close()
 	w.m = m
-	w.nap, w.sleepSlice = napFor(len(m.peers), runtime.NumCPU())
+	w.nap, w.sleepSlice = napFor(len(m.peers), node.CPUs())
 	if !enabled {
 		return
 	}

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gorun-mpi/gorun/btl"
+	"github.com/gorun-mpi/gorun/internal/node"
 )
 
 // Progress writes pending queues, reads every socket with data (one
@@ -329,7 +330,7 @@ func (m *Module) spin(d time.Duration) bool {
 	}
 	// Oversubscribed (the PML's pml_ob1_yield_when_idle=auto rule), each
 	// poll yields the core, so that the rank that holds the message runs.
-	yield := m.size > runtime.NumCPU()
+	yield := m.size > node.CPUs()
 	var ev [1]unix.EpollEvent
 	for i := 1; ; i++ {
 		// epoll_pwait with no signal mask is epoll_wait (which arm64
