@@ -2,6 +2,7 @@ package pml
 
 import (
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -44,5 +45,34 @@ func TestMoveToKeepsMask(t *testing.T) {
 	}
 	if after != before {
 		t.Errorf("mask after moveTo: %v, want %v", after, before)
+	}
+}
+
+// A rank displaced again and again moves back less and less often, and
+// after placeMoves moves not at all.
+func TestPlaceBacksOff(t *testing.T) {
+	pl := placer{state: placeOn, want: 1}
+	t0 := time.Now()
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	steps := []struct {
+		cpu  int
+		at   time.Duration
+		move bool
+	}{
+		{0, 0, true},                    // the first move: at once
+		{1, time.Millisecond, false},    // on its CPU
+		{0, time.Millisecond, false},    // displaced within placeGap (2 ms)
+		{0, 2 * time.Millisecond, true}, // the gap is now 4 ms
+		{0, 5 * time.Millisecond, false},
+		{0, 6 * time.Millisecond, true},  // 8 ms
+		{0, 14 * time.Millisecond, true}, // the placeMoves-th move
+	}
+	for i, s := range steps {
+		if got := pl.due(s.cpu, at(s.at)); got != s.move {
+			t.Fatalf("step %d (cpu %d at %v): due %v, want %v", i, s.cpu, s.at, got, s.move)
+		}
+	}
+	if pl.state != placeOff || pl.moves != placeMoves {
+		t.Errorf("after %d moves: state %d, want placeOff (%d)", pl.moves, pl.state, placeOff)
 	}
 }
