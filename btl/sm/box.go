@@ -212,6 +212,7 @@ type boxIn struct {
 	released uint64 // value last stored in ctl.rd
 	exp      uint32 // the pair sequence number the next message must carry
 	dead     bool   // a corrupt record was found: no longer polled
+	hot      bool   // our last poll of the box delivered (see pollBoxes)
 }
 
 // ready reports whether a record waits at the published read position (a
@@ -223,8 +224,10 @@ func (b *boxIn) ready() bool {
 
 // pollBox delivers up to max messages from b, in order: it stops at an
 // empty position and at a message whose sequence number is not the next
-// one (an earlier message of the pair is still in the FIFO).
-func (m *Module) pollBox(b *boxIn, max int) int {
+// one (an earlier message of the pair is still in the FIFO). With
+// lineEnd set it also stops after a message whose successor's position is
+// on another cache line, without looking there (see pollBoxes).
+func (m *Module) pollBox(b *boxIn, max int, lineEnd bool) int {
 	k := 0
 	for k < max && !b.dead {
 		off := b.r & (b.size - 1)
@@ -251,6 +254,9 @@ func (m *Module) pollBox(b *boxIn, max int) int {
 		b.r += rec.size
 		b.exp = nextSeq(b.exp)
 		k++
+		if lineEnd && (off+rec.size)&^63 != off&^63 {
+			return k // the read position is published by the next poll
+		}
 	}
 	// Release the space in batches while busy, and at once when the box
 	// runs dry (so a sleeping receiver's check and the sender's view are
@@ -263,6 +269,17 @@ func (m *Module) pollBox(b *boxIn, max int) int {
 }
 
 // pollBoxes polls up to boxPollBoxes of our boxes, round robin.
+//
+// A box whose last poll found nothing is polled in ping-pong style: the
+// poll ends after the first message whose successor's position is on
+// another cache line. The sender stored that position's sentinel (put)
+// just before the message, so that line is still in the sender's cache:
+// loading it now, to look for a next message or to decide whether to
+// publish the read position, would wait for it to come over, between the
+// message's arrival and the receive's return, on the ping-pong's path.
+// The next poll loads it instead (typically while the reply travels). A
+// box whose last poll delivered (the sender is ahead: a burst) is drained
+// up to boxPollMsgs at once.
 func (m *Module) pollBoxes() int {
 	nb := len(m.prog.boxes)
 	if nb == 0 {
@@ -273,7 +290,10 @@ func (m *Module) pollBoxes() int {
 		if m.prog.nextBox >= nb {
 			m.prog.nextBox = 0
 		}
-		n += m.pollBox(m.prog.boxes[m.prog.nextBox], boxPollMsgs)
+		b := m.prog.boxes[m.prog.nextBox]
+		k := m.pollBox(b, boxPollMsgs, !b.hot)
+		b.hot = k > 0
+		n += k
 		m.prog.nextBox++
 	}
 	if n > 0 {
@@ -293,7 +313,7 @@ func (m *Module) catchUp(src int, seq uint32) {
 		return
 	}
 	if b.exp != seq {
-		m.pollBox(b, int(b.size))
+		m.pollBox(b, int(b.size), false)
 		if b.exp != seq {
 			m.log.Error("fast box and FIFO out of step", "src", src, "fifo_seq", seq, "box_seq", b.exp)
 		}

@@ -64,14 +64,18 @@ func TestBoxRing(t *testing.T) {
 		name    string
 		size    int
 		lens    []int
-		pollMax int // messages per pollBox call
+		pollMax int  // messages per pollBox call
+		lineEnd bool // polls stop at a line's end (ping-pong style)
 	}{
-		{"empty messages", 1024, []int{0}, 32},
-		{"one record per line", 1024, []int{56}, 32},
-		{"odd lengths", 1024, []int{1, 7, 9, 33, 250, 3}, 32},
-		{"largest message, slow receiver", 1024, []int{256, 256, 255}, 1},
-		{"mixed, 4 KiB box", 4096, []int{0, 1024, 17, 500, 1000, 8}, 3},
-		{"records that end exactly at the lap", 512, []int{120}, 2},
+		{"empty messages", 1024, []int{0}, 32, false},
+		{"one record per line", 1024, []int{56}, 32, false},
+		{"odd lengths", 1024, []int{1, 7, 9, 33, 250, 3}, 32, false},
+		{"largest message, slow receiver", 1024, []int{256, 256, 255}, 1, false},
+		{"mixed, 4 KiB box", 4096, []int{0, 1024, 17, 500, 1000, 8}, 3, false},
+		{"records that end exactly at the lap", 512, []int{120}, 2, false},
+		{"empty messages, polls stop at line ends", 1024, []int{0}, 32, true},
+		{"odd lengths, polls stop at line ends", 1024, []int{1, 7, 9, 33, 250, 3}, 32, true},
+		{"records that end exactly at the lap, polls stop at line ends", 512, []int{120}, 2, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -89,10 +93,10 @@ func TestBoxRing(t *testing.T) {
 					if refused > 10*count {
 						t.Fatalf("message %d never fits", i)
 					}
-					tb.m.pollBox(tb.in, tt.pollMax)
+					tb.m.pollBox(tb.in, tt.pollMax, tt.lineEnd)
 				}
 			}
-			for tb.m.pollBox(tb.in, tt.pollMax) > 0 {
+			for tb.m.pollBox(tb.in, tt.pollMax, tt.lineEnd) > 0 {
 			}
 			if len(tb.got) != count {
 				t.Fatalf("%d messages delivered, want %d", len(tb.got), count)
@@ -121,6 +125,50 @@ func TestBoxRing(t *testing.T) {
 	}
 }
 
+// TestBoxLineEnd: a ping-pong style poll delivers up to the first record
+// whose successor is on another line, leaves that position alone (neither
+// looks for a record there nor publishes the read position), and the next
+// poll goes on from it; pollBoxes polls a box that way only when its last
+// poll found nothing.
+func TestBoxLineEnd(t *testing.T) {
+	tb := newTestBox(1024)
+	put := func(seq uint32) {
+		if !tb.out.put(0, seq, nil, nil) { // 8 bytes: a 32-byte record
+			t.Fatalf("put %d refused", seq)
+		}
+	}
+	put(1) // at 0, successor at 32: the same line
+	if n := tb.m.pollBox(tb.in, 32, true); n != 1 || tb.in.ctl.rd.Load() != 32 {
+		t.Fatalf("first poll: %d delivered, read position %d published; want 1, 32", n, tb.in.ctl.rd.Load())
+	}
+	put(2) // at 32, successor at 64: the next line
+	put(3) // at 64
+	if n := tb.m.pollBox(tb.in, 32, true); n != 1 || tb.in.ctl.rd.Load() != 32 || tb.in.r != 64 {
+		t.Fatalf("second poll: %d delivered, read position %d (published %d); want 1, 64 (32)", n, tb.in.r, tb.in.ctl.rd.Load())
+	}
+	if n := tb.m.pollBox(tb.in, 32, true); n != 1 || tb.in.ctl.rd.Load() != 96 {
+		t.Fatalf("third poll: %d delivered, read position %d published; want 1, 96", n, tb.in.ctl.rd.Load())
+	}
+	if len(tb.got) != 3 {
+		t.Fatalf("%d messages delivered, want 3", len(tb.got))
+	}
+
+	// pollBoxes: a box that delivered is drained as a burst next time.
+	tb.m.prog.boxes = []*boxIn{tb.in}
+	for seq := uint32(4); seq <= 8; seq++ { // at 96 (successor on the next line) to 224
+		put(seq)
+	}
+	if n := tb.m.pollBoxes(); n != 1 || !tb.in.hot {
+		t.Fatalf("pollBoxes of a quiet box: %d delivered (hot %v), want 1 (true)", n, tb.in.hot)
+	}
+	if n := tb.m.pollBoxes(); n != 4 || !tb.in.hot {
+		t.Fatalf("pollBoxes of a hot box: %d delivered (hot %v), want 4 (true)", n, tb.in.hot)
+	}
+	if n := tb.m.pollBoxes(); n != 0 || tb.in.hot || tb.in.ctl.rd.Load() != tb.out.w {
+		t.Fatalf("pollBoxes of an empty box: %d delivered (hot %v), published %d; want 0 (false), %d", n, tb.in.hot, tb.in.ctl.rd.Load(), tb.out.w)
+	}
+}
+
 // TestBoxCapacity: the sender keeps room for the sentinel word, and reads
 // the receiver's position only when its cached one says full.
 func TestBoxCapacity(t *testing.T) {
@@ -142,7 +190,7 @@ func TestBoxCapacity(t *testing.T) {
 			t.Errorf("box of %d, %d-byte messages: %d fit, want %d", tt.size, tt.n, k, tt.fit)
 		}
 		tb.in.exp = 1
-		if got := tb.m.pollBox(tb.in, 1000); got != k {
+		if got := tb.m.pollBox(tb.in, 1000, false); got != k {
 			t.Errorf("box of %d: polled %d, want %d", tt.size, got, k)
 		}
 		if !tb.out.put(0, nextSeq(uint32(k)), nil, make([]byte, tt.n)) {
@@ -160,15 +208,15 @@ func TestBoxSeqGate(t *testing.T) {
 	tb.out.put(1, 1, []byte("one"), nil)
 	tb.out.put(1, 2, []byte("two"), nil)
 	tb.out.put(1, 4, []byte("four"), nil)
-	if n := tb.m.pollBox(tb.in, 32); n != 2 {
+	if n := tb.m.pollBox(tb.in, 32, false); n != 2 {
 		t.Fatalf("poll delivered %d, want 2 (stop before 4)", n)
 	}
-	if n := tb.m.pollBox(tb.in, 32); n != 0 {
+	if n := tb.m.pollBox(tb.in, 32, false); n != 0 {
 		t.Fatalf("poll delivered %d while 3 is missing", n)
 	}
 	tb.m.catchUp(1, 3)
 	tb.got = append(tb.got, []byte("three")) // what deliver does next
-	if n := tb.m.pollBox(tb.in, 32); n != 1 {
+	if n := tb.m.pollBox(tb.in, 32, false); n != 1 {
 		t.Fatalf("poll after 3 delivered %d, want 1", n)
 	}
 	want := "[one two three four]"
@@ -253,7 +301,7 @@ func FuzzBoxRecord(f *testing.F) {
 			tb.in.word(off + 8).Store(next)
 		}
 		for i := 0; i < 4 && !tb.in.dead; i++ {
-			tb.m.pollBox(tb.in, 32)
+			tb.m.pollBox(tb.in, 32, false)
 		}
 		for _, g := range tb.got {
 			if len(g) > tb.m.boxMsgMax {

@@ -65,8 +65,10 @@
 //     stores and an atomic store of the record's header, last (box.go): no
 //     CAS on a head all senders share, no fragment, no ack. The receiver
 //     polls only the boxes announced to it, 4 per Progress, round robin, up
-//     to 32 records each, and publishes its read position when it has
-//     consumed half a box or found it empty; the sender reads that position
+//     to 32 records each (a box whose last poll found nothing: up to the
+//     first record whose successor is on another cache line, which the
+//     sender still holds; see pollBoxes), and publishes its read position
+//     when it has consumed half a box or found it empty; the sender reads that position
 //     only when its cached copy says the box is full. A full box, a larger
 //     message or a non-empty pending queue uses the FIFO as before.
 //     A sleeping receiver is woken for a box record by the sender's armed

@@ -247,7 +247,7 @@ func (m *Module) reportLost() int {
 			continue
 		}
 		if p.in != nil {
-			n += m.pollBox(p.in, int(p.in.size))
+			n += m.pollBox(p.in, int(p.in.size), false)
 		}
 		p.reported = true
 		n++
