@@ -12,6 +12,7 @@ import (
 	"github.com/gorun-mpi/gorun/btl"
 	"github.com/gorun-mpi/gorun/btl/internal/ring"
 	"github.com/gorun-mpi/gorun/internal/errs"
+	"github.com/gorun-mpi/gorun/internal/spinlock"
 	"github.com/gorun-mpi/gorun/mca"
 	"github.com/gorun-mpi/gorun/mpool"
 )
@@ -49,8 +50,8 @@ type Module struct {
 
 	recv      [btl.NumTags]btl.RecvFunc
 	onLost    func(peer int)
-	progMu    sync.Mutex // held by the one goroutine inside Progress
-	prog      progState  // guarded by progMu
+	progMu    spinlock.Mutex // held by the one goroutine inside Progress
+	prog      progState      // guarded by progMu
 	pendPeers atomic.Int32
 	// recvEpoch counts polls that found messages (written by Progress
 	// only; senders read it to tell a burst from a ping-pong, see publish).
@@ -91,8 +92,8 @@ type peer struct {
 	lost       atomic.Bool
 	npending   atomic.Int32 // mu.q.Len(), readable without the lock
 	mu         struct {
-		sync.Mutex
-		q ring.Ring[pendingOp] // sends waiting for a FIFO slot or a fragment, in Send order
+		spinlock.Mutex                      // short sections on every send; see internal/spinlock
+		q              ring.Ring[pendingOp] // sends waiting for a FIFO slot or a fragment, in Send order
 		// refs counts by-reference ops in q. While it is non-zero, later
 		// large sends also go by reference rather than take a fragment: a
 		// fragment held behind a by-reference op could starve it forever.
