@@ -191,6 +191,9 @@ func (t *Team) done(r int) *atomic.Uint64 {
 	return (*atomic.Uint64)(unsafe.Pointer(&t.mem[r*2*LineSize]))
 }
 
+// doneWord is done(r) for storeRel.
+func (t *Team) doneWord(r int) *uint64 { return (*uint64)(unsafe.Pointer(t.done(r))) }
+
 // cpuWord is where rank r keeps the CPU it last ran on (+1; 0: unknown):
 // the second cache line of its done line, so that storing it does not
 // disturb the readers of done.
@@ -231,18 +234,26 @@ func (t *Team) begin() (uint64, error) {
 	t.lead = -1
 	s := t.seq
 	if s >= 2 && t.safe < s-2 {
+		// Remember the least done seen, not just s-2: a rank is often
+		// done with s-1 already, and the next operation then reads no
+		// other rank's line (each read here is a cache miss: the ranks
+		// write their done words every operation).
+		var least uint64
 		err := t.wait(func() bool {
+			least = ^uint64(0)
 			for j := 0; j < t.n; j++ {
-				if t.done(j).Load() < s-2 {
+				d := t.done(j).Load()
+				if d < s-2 {
 					return false
 				}
+				least = min(least, d)
 			}
 			return true
 		})
 		if err != nil {
 			return 0, err
 		}
-		t.safe = s - 2
+		t.safe = min(least, s-1)
 	}
 	return s, nil
 }
@@ -422,11 +433,11 @@ func (t *Team) Reduce(in, out []byte, root int, red func(acc, in []byte)) error 
 	}
 	copy(t.slotOf(t.me, s, len(in)), in)
 	if t.me != root {
-		t.done(t.me).Store(s) // nothing to read
+		storeRel(t.doneWord(t.me), s) // nothing to read
 		t.publish(t.arrive(t.me, s), s)
 		return nil
 	}
-	t.arrive(t.me, s).Store(s)
+	storeRel((*uint64)(unsafe.Pointer(t.arrive(t.me, s))), s) // not XCHG: see publish
 	if err := t.wait(func() bool { return t.allArrived(s) }); err != nil {
 		return err
 	}
@@ -447,7 +458,7 @@ func (t *Team) Bcast(buf []byte, root int) error {
 	t.lead = root
 	if t.me == root {
 		copy(t.slotOf(t.me, s, len(buf)), buf)
-		t.done(t.me).Store(s)
+		storeRel(t.doneWord(t.me), s) // not XCHG: see publish
 		t.publish(t.arrive(t.me, s), s)
 		return nil
 	}
