@@ -66,6 +66,7 @@ type Module struct {
 
 	progMu    sync.Mutex // held by the one goroutine inside Progress
 	events    []unix.EpollEvent
+	direct    []*peer // the connected peers when they are at most directMax (set by Connect); nil: Progress asks epoll
 	pendPeers atomic.Int32
 	lostUnrep atomic.Bool
 	wakePend  atomic.Bool
@@ -370,7 +371,8 @@ func (m *Module) Connect(addrs []string) error {
 			return fmt.Errorf("btl/tcp: rank %d: no connection to rank %d after the connect phase", m.rank, i)
 		}
 	}
-	m.log.Debug("tcp connected", "rank", m.rank, "peers", nDial+nAccept)
+	m.setDirect()
+	m.log.Debug("tcp connected", "rank", m.rank, "peers", nDial+nAccept, "direct", m.direct != nil)
 	return nil
 }
 

@@ -19,6 +19,7 @@ type Config struct {
 
 	// Not MCA parameters.
 	Loopback bool // every rank is on this machine: loopback is allowed (and preferred)
+	NoDirect bool // Progress always asks epoll which sockets have data (tests; see directMax)
 }
 
 // Spin is btl_tcp_spin_time as a duration.

@@ -16,8 +16,9 @@ import (
 )
 
 // Progress writes pending queues, reads every socket with data (one
-// epoll_wait(0), then non-blocking reads), delivers complete frames and
-// reports lost peers. It returns the number of events handled.
+// epoll_wait(0), then non-blocking reads; with few peers a non-blocking
+// read of each, see directMax), delivers complete frames and reports lost
+// peers. It returns the number of events handled.
 func (m *Module) Progress() int {
 	if !m.progMu.TryLock() {
 		return 0
@@ -40,10 +41,60 @@ func (m *Module) Progress() int {
 	for _, c := range done {
 		c.SendDone(nil)
 	}
+	if m.direct != nil {
+		for _, p := range m.direct {
+			if p.rfd >= 0 && !p.lost.Load() {
+				n += m.read(p)
+			}
+		}
+	} else {
+		n += m.pollEpoll()
+	}
+	if m.lostUnrep.Load() {
+		n += m.reportLost()
+	}
+	if n > 0 {
+		m.lastWork.Store(m.since())
+	}
+	m.progMu.Unlock()
+	return n
+}
+
+// directMax is the most connections whose sockets Progress reads directly,
+// one non-blocking read each, instead of asking epoll_wait(0) first which
+// have data: with one or two peers (two hosts) that saves a system call
+// on every message, and an idle poll costs at most one call more. Queued
+// sends are written at the top of every Progress either way; a peer's
+// hang-up or error shows as the read's end of stream or error, as it does
+// after epoll reports it. Sleep and the watcher still wait in epoll.
+const directMax = 2
+
+// setDirect makes Progress read the connected sockets directly when there
+// are at most directMax of them (called once, by Connect).
+func (m *Module) setDirect() {
+	if m.cfg.NoDirect {
+		return
+	}
+	var conns []*peer
+	for i := range m.peers {
+		if p := &m.peers[i]; p.rfd >= 0 {
+			conns = append(conns, p)
+		}
+	}
+	if len(conns) > 0 && len(conns) <= directMax {
+		m.direct = conns
+	}
+}
+
+// pollEpoll asks epoll which sockets have data or room and serves them.
+// It returns the number of events handled.
+func (m *Module) pollEpoll() int {
+	n := 0
 	k, err := unix.EpollWait(m.epfd, m.events, 0)
 	if err != nil && err != unix.EINTR {
 		m.log.Error("btl/tcp: epoll_wait failed", "rank", m.rank, "error", err)
 	}
+	var done []btl.Completion
 	for _, ev := range m.events[:max(0, k)] {
 		if ev.Pad == 0 {
 			m.drainEventfd()
@@ -62,13 +113,6 @@ func (m *Module) Progress() int {
 			n += m.read(p)
 		}
 	}
-	if m.lostUnrep.Load() {
-		n += m.reportLost()
-	}
-	if n > 0 {
-		m.lastWork.Store(m.since())
-	}
-	m.progMu.Unlock()
 	return n
 }
 
@@ -290,14 +334,16 @@ func (m *Module) Sleep(d time.Duration) {
 		ms = int((d + time.Millisecond - 1) / time.Millisecond)
 	}
 	var ev [1]unix.EpollEvent
+	k := 0
 	for {
-		_, err := unix.EpollWait(m.epfd, ev[:], ms)
+		var err error
+		k, err = unix.EpollWait(m.epfd, ev[:], ms)
 		if !errors.Is(err, unix.EINTR) {
 			break
 		}
 	}
 	m.sleeping.Store(false)
-	if m.wakePend.Swap(false) {
+	if m.wakePend.Swap(false) || k > 0 && ev[0].Pad == 0 {
 		m.drainEventfd()
 	}
 }
@@ -337,6 +383,9 @@ func (m *Module) spin(d time.Duration) bool {
 		// lacks); a raw call, since it never blocks.
 		n, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(m.epfd), uintptr(unsafe.Pointer(&ev[0])), 1, 0, 0, 0)
 		if (e == 0 && n > 0) || m.lostUnrep.Load() || m.closed.Load() {
+			if e == 0 && n > 0 && ev[0].Pad == 0 {
+				m.drainEventfd() // a late kick: Progress reads sockets, not evfd, with direct reads
+			}
 			return true
 		}
 		if m.wakePend.Swap(false) {
@@ -417,6 +466,11 @@ func (m *Module) watchLoop() {
 				break // disarmed: wait for the next arming
 			}
 			if n > 0 || m.lostUnrep.Load() {
+				for _, e := range ev[:max(n, 0)] {
+					if e.Pad == 0 {
+						m.drainEventfd() // a late kick (see spin)
+					}
+				}
 				if m.watchFn.CompareAndSwap(fn, nil) {
 					(*fn)()
 				}

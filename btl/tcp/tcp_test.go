@@ -75,6 +75,54 @@ func TestConformanceSmallLimits(t *testing.T) {
 	})
 }
 
+// TestConformanceEpoll runs the suite with Progress asking epoll which
+// sockets have data, as it does beyond directMax peers.
+func TestConformanceEpoll(t *testing.T) {
+	cfg := testConfig()
+	cfg.NoDirect = true
+	btltest.Run(t, func(t *testing.T) (a, b btl.Module, ar, br int) {
+		m := mesh(t, 2, cfg, NewSecret())
+		if m[0].direct != nil {
+			t.Fatal("NoDirect set, but Progress reads the sockets directly")
+		}
+		return m[0], m[1], 0, 1
+	})
+}
+
+// TestDirect: Progress reads the sockets directly with up to directMax
+// peers and asks epoll beyond; a kick that lands after its Wake was
+// consumed (evfd readable, nobody waiting) is drained by the next spin,
+// which then does not report it again: a rank that reads sockets directly
+// never reads evfd in Progress, and an undrained one would end every later
+// spin and Sleep at once.
+func TestDirect(t *testing.T) {
+	two := mesh(t, 2, testConfig(), NewSecret())
+	if len(two[0].direct) != 1 || two[0].direct[0].rank != 1 {
+		t.Fatalf("2 ranks: direct reads of %d peers, want rank 1's", len(two[0].direct))
+	}
+	if four := mesh(t, directMax+2, testConfig(), NewSecret()); four[0].direct != nil {
+		t.Fatalf("%d peers read directly; the most is %d", len(four[0].direct), directMax)
+	}
+	cfg := testConfig()
+	cfg.SpinUsec = 10_000_000
+	m := mesh(t, 2, cfg, NewSecret())[1]
+	m.lastWork.Store(m.since())
+	m.kick() // as a Wake racing a Sleep that returned for a socket
+	if !m.spin(0) {
+		t.Fatal("spin did not end on a readable evfd")
+	}
+	if m.spin(20 * time.Millisecond) {
+		t.Error("spin reported the same kick twice: evfd was not drained")
+	}
+	m.kick()
+	m.Sleep(time.Second) // returns at once for the kick, and drains it
+	start := time.Now()
+	m.Sleep(20 * time.Millisecond)
+	if time.Since(start) < 10*time.Millisecond {
+		t.Error("a Sleep after the one that saw a kick returned at once: evfd was not drained")
+	}
+}
+
 // TestPeerLost: closing one end makes the other report the peer once,
 // fail its queued by-reference sends, and refuse new ones.
 func TestPeerLost(t *testing.T) {
