@@ -11,6 +11,7 @@ import (
 
 	"github.com/gorun-mpi/gorun/btl"
 	"github.com/gorun-mpi/gorun/internal/errs"
+	"github.com/gorun-mpi/gorun/internal/spinlock"
 	"github.com/gorun-mpi/gorun/pml/match"
 )
 
@@ -112,7 +113,7 @@ type PML struct {
 	peers []peer
 	mods  []btl.Module
 
-	progMu sync.Mutex // serializes btl Progress; BTL callbacks run under it
+	progMu spinlock.Mutex // serializes btl Progress; BTL callbacks run under it (TryLock, and a plain-store Unlock, on every poll)
 
 	// creditLimit is each peer's eager credit (0: flow control off).
 	creditLimit int64
