@@ -36,7 +36,9 @@
 //     go (a posted receive's buffer); the rest is read there, not into the
 //     connection's buffer to be copied. The peer's next frames are read
 //     after it, in order.
-//   - Progress polls with epoll_wait(0) and non-blocking reads; only Sleep
+//   - Progress polls with epoll_wait(0) and non-blocking reads (with at
+//     most directMax connections, a non-blocking read of each and no
+//     epoll_wait: one system call per message fewer); only Sleep
 //     blocks in the kernel (epoll_wait with an eventfd for Wake), and only
 //     after spinning (epoll_wait(0) in a loop) until btl_tcp_spin_time has
 //     passed since the module last moved a message: a rank in a message
