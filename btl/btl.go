@@ -76,6 +76,16 @@ type Completion interface {
 	SendDone(err error)
 }
 
+// TrySender is a Module that can take a message only if it can copy it
+// before returning: TrySend sends hdr+payload (both copied by then, so the
+// caller may reuse them) and reports true, or sends nothing and reports
+// false where Send would have kept payload referenced until a Completion.
+// It never calls back. Its checks and errors are Send's. The PML's eager
+// sends use it and then need no request of their own.
+type TrySender interface {
+	TrySend(dst int, tag Tag, hdr, payload []byte) (bool, error)
+}
+
 // Module is one transport instance inside one rank.
 type Module interface {
 	// Name is the component name ("self", "sm").

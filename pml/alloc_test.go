@@ -160,3 +160,66 @@ func TestUnexpectedPoolBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestIsendWithoutRequest: an eager Isend the sm BTL copies at once takes
+// no Request (btl.TrySender): its handle is settled at the start with a
+// send's zero Status, Wait and Test return it at once, Cancel refuses, the
+// handle's header scratch is back to zero, and a burst that fills the
+// receiver's box and FIFO (so that later sends are queued as copies)
+// arrives whole and in order.
+func TestIsendWithoutRequest(t *testing.T) {
+	c := smComms(t)
+	if c[0].p.peers[1].try == nil {
+		t.Fatal("sm is not a btl.TrySender")
+	}
+	const count = 2000
+	hs := make([]Handle, count)
+	tried := 0
+	for i := range hs {
+		buf := []byte{byte(i), byte(i >> 8), 7, 7}
+		if err := c[0].StartIsend(&hs[i], buf, 1, 5, false); err != nil {
+			t.Fatal(err)
+		}
+		if hs[i].r == nil {
+			tried++
+			buf[2] = 0 // copied already: the message must not see this
+			if h := &hs[i]; h.word.Load() != 0 || h.src != 0 || h.tag != 0 || h.count != 0 || !h.send {
+				t.Fatalf("send %d: handle word %#x src %d tag %d count %d send %v after a send without a Request, want only send set",
+					i, h.word.Load(), h.src, h.tag, h.count, h.send)
+			}
+			if st, done, err := hs[i].Test(); !done || err != nil || st != (Status{}) {
+				t.Fatalf("send %d: Test = %+v, %v, %v; want zero Status, done, nil", i, st, done, err)
+			}
+			if err := hs[i].Cancel(); err == nil {
+				t.Fatalf("send %d: Cancel of a send succeeded", i)
+			}
+		}
+	}
+	if tried == 0 {
+		t.Fatal("no Isend went without a Request")
+	}
+	rbuf := make([]byte, 4)
+	for i := 0; i < count; i++ {
+		var rh Handle
+		if err := c[1].StartIrecv(&rh, rbuf, 0, 5); err != nil {
+			t.Fatal(err)
+		}
+		for { // one goroutine drives both ranks: the sender's queue drains in its Progress
+			c[0].p.Progress()
+			st, done, err := rh.Test()
+			if !done {
+				continue
+			}
+			if err != nil || st.Count != 4 || rbuf[0] != byte(i) || rbuf[1] != byte(i>>8) || rbuf[2] != 7 {
+				t.Fatalf("receive %d: %v, %+v, % x", i, err, st, rbuf)
+			}
+			break
+		}
+	}
+	for i := range hs {
+		if _, err := hs[i].Wait(nil); err != nil {
+			t.Fatalf("send %d: %v", i, err)
+		}
+	}
+	t.Logf("%d of %d sends took no Request", tried, count)
+}

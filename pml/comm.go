@@ -179,7 +179,7 @@ func (c *Comm) Isend(r *Request, buf []byte, dest, tag int, sync bool) error {
 	}
 	dest = c.WorldRank(dest)
 	if plan.proto == protoEager && !sync {
-		return c.isendEager(r, buf, dest, tag)
+		return c.isendEager(r, buf, dest, tag, c.sendSeq[dest].Add(1)-1)
 	}
 	return c.startSend(r, buf, dest, tag, sync, plan)
 }
@@ -208,11 +208,11 @@ func (c *Comm) planSend(buf []byte, dest, tag int) (sendPlan, error) {
 // the BTL copies it at once the request is complete before anyone else can
 // see it, so it needs no tokens, no table and no counters (4 atomic
 // operations in all: credit, sequence number, FIFO claim, completion).
-func (c *Comm) isendEager(r *Request, buf []byte, dest, tag int) error {
+func (c *Comm) isendEager(r *Request, buf []byte, dest, tag int, seq uint32) error {
 	p := c.p
 	pe := &p.peers[dest]
 	r.p, r.kind, r.buf, r.peer, r.fast = p, kindSend, buf, dest, true
-	h := matchHdr{ctx: c.ctx, tag: int32(tag), seq: c.sendSeq[dest].Add(1) - 1}
+	h := matchHdr{ctx: c.ctx, tag: int32(tag), seq: seq}
 	copied, err := pe.m.Send(dest, btl.TagPMLMatch, h.encodeMatch(r.hdr[:]), buf, r)
 	switch {
 	case err != nil:

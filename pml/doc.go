@@ -76,10 +76,13 @@
 // is copied into the Handle, and no goroutine holds it (handle.go has the
 // protocol); a failed operation's Request holds its error and stays with
 // the Handle (32 bytes: no room for an error, nor for the PML pointer,
-// which is reached through the Request while it is pending). An operation that completes inside its start (an eager send
-// the BTL copied, a receive that found its message) never hands its
-// Request out: it goes back at once. The blocking calls take a zero
-// Request from PML.spare (or the pool) and put it back after their wait.
+// which is reached through the Request while it is pending). An operation
+// that completes inside its start (an eager send the BTL copied, a receive
+// that found its message) never hands its Request out: it goes back at
+// once; an eager send to a btl.TrySender that takes it at once never takes
+// one (StartIsend builds its header in the Handle). The blocking calls
+// take a zero Request from PML.spare (or the pool) and put it back after
+// their wait.
 //
 // Waiting (wait.go): a blocking call polls Progress for SpinCount idle
 // polls, and SpinUsec more microseconds (a Barrier at least 20 ms) when

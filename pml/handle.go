@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"unsafe"
+
+	"github.com/gorun-mpi/gorun/btl"
 )
 
 // Handle is a user's reference to a nonblocking operation: what
@@ -53,6 +56,21 @@ type Handle struct {
 	tag   int32
 	send  bool
 	count int64
+}
+
+// The header of an eager send that the BTL takes at once (StartIsend) is
+// built in the handle's last matchHdrLen bytes (tag, send, count), which
+// hold the zero Status of a send once it is done: no Request, and no
+// allocation beyond the handle's own 32 bytes.
+var (
+	_ [unsafe.Sizeof(Handle{}) - unsafe.Offsetof(Handle{}.tag) - matchHdrLen]byte
+	_ [matchHdrLen - (unsafe.Sizeof(Handle{}) - unsafe.Offsetof(Handle{}.tag))]byte
+)
+
+// hdrScratch is the handle's last matchHdrLen bytes, for StartIsend; h
+// must not be shared yet, and its settle fields are zeroed afterwards.
+func (h *Handle) hdrScratch() []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(&h.tag)), matchHdrLen)
 }
 
 const (
@@ -112,10 +130,39 @@ func reset(r *Request) bool {
 	return true
 }
 
-// StartIsend starts a send of buf to dest into h, a zero Handle.
+// StartIsend starts a send of buf to dest into h, a zero Handle. An eager
+// send that the BTL copies at once (btl.TrySender) takes no Request: its
+// header is built in h (hdrScratch), and h is settled from the start (h.r
+// nil; a send's Status is the zero one).
 func (c *Comm) StartIsend(h *Handle, buf []byte, dest, tag int, sync bool) error {
-	r := reqPool.Get().(*Request)
-	if err := c.Isend(r, buf, dest, tag, sync); err != nil {
+	plan, err := c.planSend(buf, dest, tag)
+	if err != nil {
+		return err
+	}
+	dest = c.WorldRank(dest)
+	var r *Request
+	if plan.proto == protoEager && !sync {
+		seq := c.sendSeq[dest].Add(1) - 1
+		if ts := c.p.peers[dest].try; ts != nil {
+			mh := matchHdr{ctx: c.ctx, tag: int32(tag), seq: seq}
+			sent, err := ts.TrySend(dest, btl.TagPMLMatch, mh.encodeMatch(h.hdrScratch()), buf)
+			*h = Handle{} // the scratch back to the zero Status
+			if err != nil {
+				return err
+			}
+			if sent {
+				h.send = true
+				c.p.sentTo(dest)
+				return nil
+			}
+		}
+		r = reqPool.Get().(*Request)
+		err = c.isendEager(r, buf, dest, tag, seq)
+	} else {
+		r = reqPool.Get().(*Request)
+		err = c.startSend(r, buf, dest, tag, sync, plan)
+	}
+	if err != nil {
 		return err // r may still be known to the PML: the GC takes it
 	}
 	h.send = true

@@ -80,6 +80,8 @@ type peer struct {
 	// that a loss of the peer fails it (under progMu).
 	landing   *Request
 	landingID uint64
+
+	try btl.TrySender // m, when it has TrySend (then eager sends need no Request); else nil
 }
 
 // PML is the point-to-point engine of one rank. Lock order (a goroutine
@@ -200,6 +202,7 @@ func New(cfg Config) (*PML, error) {
 		a := best.Attributes()
 		p.peers[i] = peer{m: best, lim: limits{eager: a.EagerLimit, firstChunk: a.MaxSendSize, maxSend: a.MaxSendSize,
 			rget: a.SingleCopy, rgetMin: cfg.RgetLimit, rgetMax: cfg.RgetMax, adaptive: cfg.RgetAdaptive}}
+		p.peers[i].try, _ = best.(btl.TrySender)
 		if a.MaxSendSize <= 0 || a.EagerLimit < 0 || a.EagerLimit > a.MaxSendSize {
 			return nil, fmt.Errorf("pml: BTL %s has eager limit %d and max send size %d; want 0 ≤ eager ≤ max send > 0", best.Name(), a.EagerLimit, a.MaxSendSize)
 		}

@@ -23,6 +23,7 @@ func Run(t *testing.T, newPair NewPair) {
 	t.Run("Attributes", func(t *testing.T) { testAttributes(t, newPair) })
 	t.Run("OrderAndSizes", func(t *testing.T) { testOrderAndSizes(t, newPair) })
 	t.Run("PendingKeepsOrder", func(t *testing.T) { testPending(t, newPair) })
+	t.Run("TrySend", func(t *testing.T) { testTrySend(t, newPair) })
 	t.Run("ConcurrentSenders", func(t *testing.T) { testConcurrent(t, newPair) })
 	t.Run("SendFromCallback", func(t *testing.T) { testSendFromCallback(t, newPair) })
 	t.Run("BadArguments", func(t *testing.T) { testBadArguments(t, newPair) })
@@ -280,6 +281,67 @@ func testPending(t *testing.T, newPair NewPair) {
 		if e := comps[i].err.Load(); e != nil {
 			t.Fatalf("message %d: SendDone(%v)", i, e)
 		}
+	}
+}
+
+// testTrySend (a btl.TrySender only): a burst with the receiver not
+// polling, each message tried first and sent with Send when TrySend
+// declines (as the PML does), arrives whole, once and in order; a message
+// TrySend took was copied (its buffer is overwritten at once) and never
+// calls back; small ones are always taken.
+func testTrySend(t *testing.T, newPair NewPair) {
+	a, b, _, br := newPair(t)
+	ts, ok := a.(btl.TrySender)
+	if !ok {
+		t.Skip("not a btl.TrySender")
+	}
+	at := a.Attributes()
+	const count = 3000
+	lens := []int{0, 50, 200, at.EagerLimit}
+	var got atomic.Int64
+	var failed atomic.Value
+	b.Register(btl.TagPMLFrag, func(src int, data []byte) {
+		i := got.Load()
+		seq, err := checkMsg(data, 8, lens[i%int64(len(lens))])
+		if err != nil || seq != uint64(i) {
+			failed.Store(fmt.Sprintf("message %d: seq %d, %v", i, seq, err))
+		}
+		got.Add(1)
+	})
+	comps := make([]completion, count)
+	tried, declined := 0, 0
+	for i := 0; i < count; i++ {
+		hdr, pay := makeMsg(uint64(i), 8, lens[i%len(lens)])
+		sent, err := ts.TrySend(br, btl.TagPMLFrag, hdr, pay)
+		if err != nil {
+			t.Fatalf("TrySend #%d: %v", i, err)
+		}
+		if sent {
+			tried++
+			fill(hdr, 1)
+			fill(pay, 1)
+		} else {
+			if len(pay) <= 50 {
+				t.Fatalf("TrySend #%d of %d bytes declined", i, len(pay))
+			}
+			declined++
+			if copied, err := a.Send(br, btl.TagPMLFrag, hdr, pay, &comps[i]); err != nil {
+				t.Fatalf("Send #%d: %v", i, err)
+			} else if copied {
+				fill(pay, 1)
+			}
+		}
+		if a == b && i%64 == 63 {
+			a.Progress() // loopback: the sender is the receiver
+		}
+	}
+	t.Logf("%d of %d messages taken by TrySend, %d declined", tried, count, declined)
+	pump(t, a, b, func() bool { return got.Load() == count || failed.Load() != nil })
+	if f := failed.Load(); f != nil {
+		t.Fatal(f)
+	}
+	if tried == 0 {
+		t.Fatal("TrySend took no message")
 	}
 }
 

@@ -133,6 +133,28 @@ func (m *Module) Send(dst int, tag btl.Tag, hdr, payload []byte, c btl.Completio
 	return copied, err
 }
 
+// TrySend implements btl.TrySender: Send with no Completion, for a message
+// that goes now or into the pending queue as a copy (inline or in a
+// fragment); one that would be queued by reference is not sent.
+func (m *Module) TrySend(dst int, tag btl.Tag, hdr, payload []byte) (bool, error) {
+	if dst < 0 || dst >= len(m.peers) || dst == m.rank || len(hdr) > btl.MaxHeader ||
+		len(payload) > m.cfg.MaxSendSize || tag >= btl.NumTags {
+		return false, m.badSend(dst, tag, hdr, payload)
+	}
+	if m.copyFirst(len(hdr), len(payload)) {
+		return false, nil // the fragment copy outside the lock is Send's
+	}
+	return m.send(dst, tag, hdr, payload, tryOnly{}, false)
+}
+
+var _ btl.TrySender = (*Module)(nil)
+
+// tryOnly is TrySend's completion: enqueueLocked refuses to keep a message
+// by reference for it, so it is never called.
+type tryOnly struct{}
+
+func (tryOnly) SendDone(error) {}
+
 // copyFirst reports whether a message of hdr+payload bytes is copied into
 // a fragment before the peer's lock is taken (the copy is the long part):
 // one that fits neither the inline limit nor a fast box.
@@ -261,9 +283,9 @@ func (m *Module) getFrag(n int) int64 {
 // 0: hdr+payload are already in that fragment. Otherwise small data is
 // copied into the op, and large data into a fragment if one is free and no
 // by-reference op is queued (see peer.mu.refs), else kept by reference with
-// completion c.
+// completion c; when c is tryOnly (TrySend) it is not queued at all and
+// enqueueLocked reports false.
 func (m *Module) enqueueLocked(p *peer, tag btl.Tag, hdr, payload []byte, n int, frag int64, c btl.Completion) (bool, error) {
-	copied := true
 	if p.lost.Load() {
 		if frag != 0 {
 			m.putFrag(frag)
@@ -274,6 +296,16 @@ func (m *Module) enqueueLocked(p *peer, tag btl.Tag, hdr, payload []byte, n int,
 		m.putFrag(frag) // another goroutine queued a by-reference op first
 		frag = 0
 	}
+	if frag == 0 && n > inlineMax && p.mu.refs == 0 {
+		if frag = m.getFrag(len(payload)); frag != 0 {
+			b := m.mem[frag : frag+int64(n)]
+			memcpy.Copy(b[copy(b, hdr):], payload)
+		}
+	}
+	byRef := frag == 0 && n > inlineMax
+	if byRef && c == (tryOnly{}) {
+		return false, nil // TrySend: by reference needs a real Completion
+	}
 	op := p.mu.q.Push()
 	op.tag, op.n, op.frag, op.hdrLen, op.payload, op.c = tag, n, frag, len(hdr), nil, nil
 	switch {
@@ -281,23 +313,14 @@ func (m *Module) enqueueLocked(p *peer, tag btl.Tag, hdr, payload []byte, n int,
 	case n <= inlineMax:
 		copy(op.inline[copy(op.inline[:], hdr):], payload)
 	default:
-		if p.mu.refs == 0 {
-			op.frag = m.getFrag(len(payload))
-		}
-		if op.frag != 0 {
-			b := m.mem[op.frag : op.frag+int64(n)]
-			memcpy.Copy(b[copy(b, hdr):], payload)
-		} else {
-			copy(op.inline[:], hdr)
-			op.payload, op.c = payload, c
-			p.mu.refs++
-			copied = false
-		}
+		copy(op.inline[:], hdr)
+		op.payload, op.c = payload, c
+		p.mu.refs++
 	}
 	if p.npending.Add(1) == 1 {
 		m.pendPeers.Add(1)
 	}
-	return copied, nil
+	return !byRef, nil
 }
 
 // drain sends what it can from p's pending queue, in order. It stops at the
