@@ -52,8 +52,9 @@ func TestTryLock(t *testing.T) {
 	got := make(chan time.Time)
 	go func() {
 		mu.Lock()
-		got <- time.Now()
+		at := time.Now()
 		mu.Unlock()
+		got <- at // after Unlock: the TryLock below must then succeed
 	}()
 	time.Sleep(20 * time.Millisecond)
 	released := time.Now()
