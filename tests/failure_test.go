@@ -71,7 +71,7 @@ func TestKillRankMidTraffic(t *testing.T) {
 		extra string // also expected on stderr
 	}{
 		{"eager flood", 4, nil, "64", ""},
-		{"rendezvous pipeline", 3, nil, itoa(4 << 20), ""},
+		{"rendezvous pipeline", 3, []string{"pml_ob1_rget_limit", "0"}, itoa(4 << 20), ""},
 		// btl_base_verbose=debug makes each rank log "single_copy=true"
 		// when the single-copy read is really in use.
 		{"single-copy read", 3, []string{"pml_ob1_rget_limit", "64k", "pml_ob1_rget_max", "0", "btl_base_verbose", "debug"}, itoa(1 << 20), "single_copy=true"},

@@ -16,8 +16,9 @@ func TestPointToPointRules(t *testing.T) {
 		np   int
 		mca  []string
 	}{
-		{"order", 2, nil}, // non-overtaking across eager/rendezvous, mixed sizes
-		{"order", 2, []string{"pml_ob1_rget_limit", "64k", "pml_ob1_rget_max", "0"}}, // the same through single-copy reads
+		{"order", 2, nil}, // non-overtaking across eager/rendezvous (single-copy reads by default), mixed sizes
+		{"order", 2, []string{"pml_ob1_rget_limit", "0"}},                               // the same through the two-copy pipeline
+		{"order", 2, []string{"pml_ob1_rget_limit", "64k", "pml_ob1_rget_max", "256k"}}, // read in a band, pipelined outside it
 		{"order", 2, []string{"btl_sm_eager_limit", "128", "btl_sm_max_send_size", "1k"}},
 		{"order", 2, []string{"pml_ob1_rget_adaptive", "true", "pml_ob1_rget_explore", "1"}}, // each message read or pipelined, as measured
 		{"trunc", 2, []string{"pml_ob1_rget_adaptive", "true"}},
