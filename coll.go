@@ -236,6 +236,13 @@ func ireduce[T Scalar](c *Comm, send, recv []T, op Op[T], root int, block bool) 
 		send, in.Buf = t, coll.BufSend
 	}
 	e, n, me := elemSize[T](), c.Size(), c.Rank()
+	if t := c.shmTeamRead(block, count*e); t != nil {
+		in := send
+		if in == nil {
+			in = recv
+		}
+		return nil, fatalCheck(t.ReduceRead(asBytes(in), asBytes(recv), root, red, !ordered))
+	}
 	if t := c.shmTeamReduce(block, count*e, e); t != nil {
 		in := send
 		if in == nil {
@@ -271,6 +278,11 @@ func iallreduce[T Scalar](c *Comm, send, recv []T, op Op[T], block bool) (*Reque
 	if send != nil {
 		if len(recv) != len(send) {
 			return nil, lenErr("Allreduce", "recv", len(recv), len(send))
+		}
+		if len(send) > 0 && !logical && &send[0] != &recv[0] {
+			if t := c.shmTeamRead(block, len(send)*elemSize[T]()); t != nil {
+				return nil, fatalCheck(t.AllreduceRead(asBytes(send), asBytes(recv), red))
+			}
 		}
 		coll.CopyBytes(asBytes(recv), asBytes(send))
 	}
@@ -432,9 +444,15 @@ func iallgather[T Scalar](c *Comm, send, recv []T, block bool) (*Request, error)
 		if len(recv) != n*count {
 			return nil, lenErr("Allgather", "recv", len(recv), n*count)
 		}
+		if t := c.shmTeamRead(block, count*elemSize[T]()); t != nil {
+			return nil, fatalCheck(t.AllgatherRead(asBytes(send), asBytes(recv)))
+		}
 		coll.CopyBytes(asBytes(recv[me*count:]), asBytes(send))
 	}
 	e := elemSize[T]()
+	if t := c.shmTeamRead(block, count*e); t != nil && send == nil {
+		return nil, fatalCheck(t.AllgatherRead(asBytes(recv[me*count:(me+1)*count]), asBytes(recv)))
+	}
 	if t := c.shmTeamIf(block, count*e); t != nil {
 		return nil, fatalCheck(t.Allgather(asBytes(recv)))
 	}
@@ -471,6 +489,11 @@ func ialltoall[T Scalar](c *Comm, send, recv []T, block bool) (*Request, error) 
 		return nil, lenErr("Alltoall", "recv", len(recv), len(in))
 	}
 	e, count, inPlace := elemSize[T](), len(in)/n, send == nil
+	if !inPlace && count > 0 && &send[0] != &recv[0] {
+		if t := c.shmTeamRead(block, n*count*e); t != nil {
+			return nil, fatalCheck(t.AlltoallRead(asBytes(send), asBytes(recv)))
+		}
+	}
 	if t := c.shmTeamIf(block, n*count*e); t != nil {
 		return nil, fatalCheck(t.Alltoall(asBytes(in), asBytes(recv)))
 	}

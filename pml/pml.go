@@ -319,6 +319,18 @@ var errAllLost = fmt.Errorf("gorun: every other rank is gone; nothing can match 
 // PeerLost reports whether rank is known to be gone.
 func (p *PML) PeerLost(rank int) bool { return p.peers[rank].lost.Load() }
 
+// SingleCopy reports whether the BTL that reaches rank can read its memory
+// (ReadFrom); coll/sm's large collectives use it.
+func (p *PML) SingleCopy(rank int) bool {
+	return rank != p.cfg.Rank && p.peers[rank].m != nil && p.peers[rank].lim.rget
+}
+
+// ReadFrom copies len(dst) bytes at addr in rank's memory into dst through
+// its BTL's single copy; only when SingleCopy(rank).
+func (p *PML) ReadFrom(rank int, addr uintptr, dst []byte) error {
+	return p.peers[rank].m.ReadFrom(rank, addr, dst)
+}
+
 // errClosed is returned by operations after Close.
 var errClosed = fmt.Errorf("gorun: the PML is closed: %w", errs.ErrFinalized)
 

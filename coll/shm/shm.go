@@ -80,6 +80,9 @@ type Hooks struct {
 	Yield    bool          // oversubscribed: yield the core between polls
 	Spin     time.Duration // how long a wait polls before it sleeps (0: SpinDefault)
 	Lead     bool          // a Barrier after a Bcast goes through its root (see leadBarrier)
+	// Read copies len(dst) bytes at addr in team rank r's memory into dst
+	// (single copy: process_vm_readv); nil: none (see read.go).
+	Read func(r int, addr uintptr, dst []byte) error
 }
 
 // yieldAfter is how many idle polls a wait makes before it yields the core
@@ -105,8 +108,10 @@ type Team struct {
 	seq   uint64 // the last operation started
 	safe  uint64 // every rank's done is known to be >= safe
 	hooks Hooks
-	lead  int   // the root of the last operation if it was a Bcast, else -1
-	err   error // a failed wait leaves the team unusable
+	lead  int       // the root of the last operation if it was a Bcast, else -1
+	err   error     // a failed wait leaves the team unusable
+	keep  []byte    // the input others may be reading (read.go)
+	tmp   [2][]byte // scratch of the folding reads (read.go)
 
 	// Sharing a core (see lookColoc): coloc says that the last look found
 	// another rank of the team on this rank's CPU, cpu is the CPU this

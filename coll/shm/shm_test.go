@@ -343,3 +343,160 @@ func TestStoreRel(t *testing.T) {
 		}
 	}
 }
+
+// readSelf is Hooks.Read for teams of goroutines: process_vm_readv of this
+// process, as the BTL reads another rank's.
+func readSelf(r int, addr uintptr, dst []byte) error {
+	local := unix.Iovec{Base: &dst[0]}
+	local.SetLen(len(dst))
+	remote := unix.RemoteIovec{Base: addr, Len: len(dst)}
+	n, err := unix.ProcessVMReadv(unix.Getpid(), []unix.Iovec{local}, []unix.RemoteIovec{remote}, 0)
+	if err != nil {
+		return err
+	}
+	if n != len(dst) {
+		return fmt.Errorf("read %d of %d bytes", n, len(dst))
+	}
+	return nil
+}
+
+// The single-copy operations, mixed with the slot ones, with changing
+// roots and sizes (across readChunk), in place and not: results against
+// the rank-order model.
+func TestReadOperations(t *testing.T) {
+	if err := readSelf(0, uintptr(unsafe.Pointer(&le)), make([]byte, 1)); err != nil {
+		t.Skipf("process_vm_readv: %v", err)
+	}
+	sizes := []int{16, 4096, readChunk, readChunk + 48, 2*readChunk + 16*37}
+	for _, n := range []int{1, 2, 3, 4} {
+		for _, spin := range []time.Duration{0, time.Nanosecond} {
+			t.Run(fmt.Sprint("n", n, "/spin", spin), func(t *testing.T) {
+				ts := teams(t, n, 256, Hooks{Spin: spin, Yield: spin > 0, Read: readSelf})
+				if !ts[0].CanRead() {
+					t.Fatal("CanRead false with Hooks.Read")
+				}
+				var wg sync.WaitGroup
+				errs := make(chan error, n)
+				for r, tm := range ts {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						errs <- runRead(tm, n, r, 60, sizes)
+					}()
+				}
+				wg.Wait()
+				close(errs)
+				for err := range errs {
+					if err != nil {
+						t.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// addU64 adds uint64s element-wise: it commutes.
+func addU64(acc, in []byte) {
+	for i := 0; i+8 <= len(acc); i += 8 {
+		le.PutUint64(acc[i:], le.Uint64(acc[i:])+le.Uint64(in[i:]))
+	}
+}
+
+func runRead(tm *Team, n, r, iters int, sizes []int) error {
+	for it := 0; it < iters; it++ {
+		size := sizes[it%len(sizes)]
+		root := (it / 5) % n
+		switch it % 5 {
+		case 0:
+			in := input(r, it, size)
+			out := make([]byte, size)
+			if err := tm.AllreduceRead(in, out, composeAffine); err != nil {
+				return err
+			}
+			if !bytes.Equal(out, ref(n, it, size)) {
+				return fmt.Errorf("rank %d: allreduce %d of %d bytes differs from the model", r, it, size)
+			}
+			if !bytes.Equal(in, input(r, it, size)) {
+				return fmt.Errorf("rank %d: allreduce %d changed its input", r, it)
+			}
+		case 1:
+			in := input(r, it, size)
+			out := make([]byte, size)
+			if it%10 == 6 {
+				out = in // in place at the root
+			}
+			if err := tm.ReduceRead(in, out, root, composeAffine, false); err != nil {
+				return err
+			}
+			if r == root && !bytes.Equal(out, ref(n, it, size)) {
+				return fmt.Errorf("rank %d: reduce %d of %d bytes to root %d differs from the model", r, it, size, root)
+			}
+			// A commuting op (sums), root reading others into out first.
+			in = input(r, it, size)
+			out = make([]byte, size)
+			if it%10 == 1 {
+				out = in
+			}
+			if err := tm.ReduceRead(in, out, root, addU64, true); err != nil {
+				return err
+			}
+			want := input(0, it, size)
+			for j := 1; j < n; j++ {
+				addU64(want, input(j, it, size))
+			}
+			if r == root && !bytes.Equal(out, want) {
+				return fmt.Errorf("rank %d: commuting reduce %d of %d bytes to root %d differs from the sum", r, it, size, root)
+			}
+		case 2:
+			out := make([]byte, n*size)
+			in := input(r, it, size)
+			if it%10 == 7 {
+				copy(out[r*size:], in)
+				in = out[r*size : (r+1)*size] // in place
+			}
+			if err := tm.AllgatherRead(in, out); err != nil {
+				return err
+			}
+			for j := 0; j < n; j++ {
+				if !bytes.Equal(out[j*size:(j+1)*size], input(j, it, size)) {
+					return fmt.Errorf("rank %d: allgather %d of %d bytes: block %d differs", r, it, size, j)
+				}
+			}
+		case 3:
+			b := size / 8 * 8
+			in := make([]byte, n*b)
+			for j := 0; j < n; j++ {
+				copy(in[j*b:], input(r*n+j, it, b))
+			}
+			out := make([]byte, n*b)
+			if err := tm.AlltoallRead(in, out); err != nil {
+				return err
+			}
+			for j := 0; j < n; j++ {
+				if !bytes.Equal(out[j*b:(j+1)*b], input(j*n+r, it, b)) {
+					return fmt.Errorf("rank %d: alltoall %d: block from %d differs", r, it, j)
+				}
+			}
+		case 4: // the slot operations in between
+			buf := make([]byte, 64)
+			if r == root {
+				buf = input(root, it, 64)
+			}
+			if err := tm.Bcast(buf, root); err != nil {
+				return err
+			}
+			if !bytes.Equal(buf, input(root, it, 64)) {
+				return fmt.Errorf("rank %d: bcast %d differs", r, it)
+			}
+			small := input(r, it, 48)
+			if err := tm.Reduce(small, small, root, composeAffine); err != nil {
+				return err
+			}
+			if r == root && !bytes.Equal(small, ref(n, it, 48)) {
+				return fmt.Errorf("rank %d: reduce %d differs", r, it)
+			}
+		}
+	}
+	return tm.Barrier()
+}

@@ -1,0 +1,262 @@
+package shm
+
+import (
+	"unsafe"
+)
+
+// Single-copy operations (Hooks.Read: process_vm_readv through the BTL).
+//
+// Above the slot, copying through the segment costs two transfers of every
+// cache line between cores (the writer takes the slot's lines back from
+// the last reader, the reader takes them from the writer), and the
+// schedules' pipeline as many. Here each rank publishes the address of its
+// input in its cell instead of the input itself, and the others read it
+// straight out of its memory into their output: one copy, from lines that
+// the owner does not write (its send buffer), so that they stay shared
+// between the caches from one call to the next. Open MPI's vader does the
+// same with CMA above its eager limit.
+//
+// An owner must not return (and change or free its input) before every
+// rank that reads it is done: the symmetric operations wait for every
+// done = s (each rank reads every other's input), a Reduce's non-root for
+// the root's. Seeing every done >= s also proves what begin waits for, so
+// they set safe = s.
+
+// readChunk is the piece a folding operation reads and combines at a time:
+// the scratch it reads into stays in the core's cache between the read and
+// the fold, and there are few system calls.
+const readChunk = 64 << 10
+
+// CanRead reports whether the team has single-copy reads (Hooks.Read).
+func (t *Team) CanRead() bool { return t.hooks.Read != nil }
+
+// pubAddr stores the address of b (its first byte; b non-empty) in this
+// rank's cell of s and publishes it.
+func (t *Team) pubAddr(s uint64, b []byte) {
+	t.keep = b // b escapes: a heap buffer does not move while others read it
+	*(*uintptr)(unsafe.Pointer(&t.slotOf(t.me, s, 8)[0])) = uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	t.publish(t.arrive(t.me, s), s)
+}
+
+// addrOf is the address rank r published for operation s.
+func (t *Team) addrOf(r int, s uint64) uintptr {
+	return *(*uintptr)(unsafe.Pointer(&t.slotOf(r, s, 8)[0]))
+}
+
+// read copies len(dst) bytes at offset off of rank r's input of s into dst.
+func (t *Team) read(r int, s uint64, off int, dst []byte) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	if err := t.hooks.Read(r, t.addrOf(r, s)+uintptr(off), dst); err != nil {
+		t.err = err
+		return err
+	}
+	return nil
+}
+
+// allDone reports whether every rank is done with s.
+func (t *Team) allDone(s uint64) bool {
+	for j := 0; j < t.n; j++ {
+		if t.done(j).Load() < s {
+			return false
+		}
+	}
+	return true
+}
+
+// finishRead publishes done = s and waits until every rank is done with s
+// (none reads this rank's input any more).
+func (t *Team) finishRead(s uint64) error {
+	t.publish(t.done(t.me), s)
+	if err := t.wait(func() bool { return t.allDone(s) }); err != nil {
+		return err
+	}
+	t.keep = nil
+	t.safe = s
+	return nil
+}
+
+// scratch returns the team's private buffer of n bytes (at most readChunk).
+func (t *Team) scratch(i, n int) []byte {
+	if t.tmp[i] == nil {
+		t.tmp[i] = make([]byte, readChunk)
+	}
+	return t.tmp[i][:n]
+}
+
+// AllgatherRead is Allgather by single-copy reads: in is this rank's block
+// (len(out)/n bytes, any length; it may be this rank's block of out), which
+// the others read while this rank reads theirs into out. Needs CanRead.
+func (t *Team) AllgatherRead(in, out []byte) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s, err := t.begin()
+	if err != nil {
+		return err
+	}
+	b := len(out) / t.n
+	if b == 0 {
+		return t.finishRead(s) // nothing to read; still one operation on every rank
+	}
+	t.pubAddr(s, in[:b])
+	if in := in[:b]; &in[0] != &out[t.me*b] {
+		copy(out[t.me*b:(t.me+1)*b], in) // while the others arrive
+	}
+	if err := t.wait(func() bool { return t.allArrived(s) }); err != nil {
+		return err
+	}
+	for k := 1; k < t.n; k++ {
+		j := (t.me + k) % t.n // not all on rank 0 at once
+		if err := t.read(j, s, 0, out[j*b:(j+1)*b]); err != nil {
+			return err
+		}
+	}
+	return t.finishRead(s)
+}
+
+// AlltoallRead is Alltoall by single-copy reads: in and out hold n blocks
+// of len(in)/n bytes and must not overlap (others read in while this rank
+// writes out). Needs CanRead.
+func (t *Team) AlltoallRead(in, out []byte) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s, err := t.begin()
+	if err != nil {
+		return err
+	}
+	b := len(in) / t.n
+	if b == 0 {
+		return t.finishRead(s)
+	}
+	t.pubAddr(s, in)
+	copy(out[t.me*b:(t.me+1)*b], in[t.me*b:]) // while the others arrive
+	if err := t.wait(func() bool { return t.allArrived(s) }); err != nil {
+		return err
+	}
+	for k := 1; k < t.n; k++ {
+		j := (t.me + k) % t.n
+		if err := t.read(j, s, t.me*b, out[j*b:(j+1)*b]); err != nil {
+			return err
+		}
+	}
+	return t.finishRead(s)
+}
+
+// AllreduceRead is Allreduce by single-copy reads: every rank combines
+// every rank's in, in rank order, into its out (the same length as in,
+// not overlapping it: the others read in meanwhile). Needs CanRead.
+func (t *Team) AllreduceRead(in, out []byte, red func(acc, in []byte)) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s, err := t.begin()
+	if err != nil {
+		return err
+	}
+	if len(in) == 0 {
+		return t.finishRead(s)
+	}
+	t.pubAddr(s, in)
+	if err := t.wait(func() bool { return t.allArrived(s) }); err != nil {
+		return err
+	}
+	if err := t.foldRead(s, in, out, red, false); err != nil {
+		return err
+	}
+	return t.finishRead(s)
+}
+
+// ReduceRead is Reduce by single-copy reads: root reads every other rank's
+// in and combines them into its out (which may be its in); the others
+// publish in and wait until root is done. The order is the ranks' unless
+// commute (red commutes: a built-in op), which lets root read another
+// rank's input straight into out instead of copying its own there first.
+// Needs CanRead.
+func (t *Team) ReduceRead(in, out []byte, root int, red func(acc, in []byte), commute bool) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s, err := t.begin()
+	if err != nil {
+		return err
+	}
+	if len(in) == 0 {
+		return t.finishRead(s)
+	}
+	if t.me != root {
+		t.pubAddr(s, in)
+		d := t.done(root)
+		if err := t.wait(func() bool { return d.Load() >= s }); err != nil {
+			return err
+		}
+		t.keep = nil
+		t.publish(t.done(t.me), s)
+		return nil
+	}
+	storeRel((*uint64)(unsafe.Pointer(t.arrive(t.me, s))), s) // nothing to read here
+	if err := t.wait(func() bool { return t.othersArrived(s) }); err != nil {
+		return err
+	}
+	t.safe = s - 1
+	if out := out[:len(in)]; commute && t.n == 2 && &in[0] != &out[0] {
+		// The other rank's input straight into out, all of it; once read,
+		// that rank may go (done), while this one adds its own.
+		if err := t.read(1-t.me, s, 0, out); err != nil {
+			return err
+		}
+		t.publish(t.done(t.me), s)
+		red(out, in)
+		return nil
+	}
+	if err := t.foldRead(s, in, out[:len(in)], red, commute); err != nil {
+		return err
+	}
+	t.publish(t.done(t.me), s)
+	return nil
+}
+
+// foldRead puts in_0 ⊕ in_1 ⊕ ... ⊕ in_{n-1} of operation s into out,
+// readChunk bytes at a time, reading the other ranks' inputs; this rank's
+// is in, which may be out itself. In rank order unless commute: then out
+// starts as this rank's input (in place) or the next rank's, read into it.
+func (t *Team) foldRead(s uint64, in, out []byte, red func(acc, in []byte), commute bool) error {
+	alias := &in[0] == &out[0]
+	first := 0 // the rank whose input out starts as
+	if commute {
+		first = t.me
+		if !alias && t.n > 1 {
+			first = (t.me + 1) % t.n
+		}
+	}
+	for lo := 0; lo < len(out); lo += readChunk {
+		hi := min(lo+readChunk, len(out))
+		acc, own := out[lo:hi], in[lo:hi]
+		if alias && first != t.me {
+			own = t.scratch(1, hi-lo) // out starts as another rank's
+			copy(own, in[lo:hi])
+		}
+		switch {
+		case first != t.me:
+			if err := t.read(first, s, lo, acc); err != nil {
+				return err
+			}
+		case !alias:
+			copy(acc, own)
+		}
+		for k := 1; k < t.n; k++ {
+			j := (first + k) % t.n
+			if !commute {
+				j = k // first is 0
+			}
+			if j == t.me {
+				red(acc, own)
+				continue
+			}
+			tmp := t.scratch(0, hi-lo)
+			if err := t.read(j, s, lo, tmp); err != nil {
+				return err
+			}
+			red(acc, tmp)
+		}
+	}
+	return nil
+}
