@@ -175,8 +175,8 @@ func shmReduce(t *shm.Team, in, out []byte, root, elem int, red func(acc, in []b
 	}
 }
 
-// shmReadMin is the least bytes per rank of a blocking Reduce, Allreduce,
-// Allgather or Alltoall (not in place) that goes through single-copy reads
+// shmReadMin is the least bytes per rank of a blocking Bcast, or Reduce,
+// Allreduce, Allgather or Alltoall not in place, that goes through single-copy reads
 // (shm.Team's *Read operations) instead of the segment's slots or the
 // schedules, on a communicator whose ranks can read each other's memory
 // and have a core each. np 2, ratio to Open MPI in the same run (compare.py
@@ -184,7 +184,8 @@ func shmReduce(t *shm.Team, in, out []byte, root, elem int, red func(acc, in []b
 // 0.82-0.88 -> 0.65-0.70, Reduce 1.12-1.16 -> 0.84-1.08, Allreduce
 // 0.50-0.58 -> 0.37-0.45; 16 KiB-1 MiB against the schedules, Allgather
 // 1.34-2.16 -> 0.74-1.05, Reduce 1.37-3.09 -> 1.02-1.43 (0.3-1.4 above
-// 256 KiB), Allreduce from 128 KiB 0.79-1.28 -> 0.62-0.97.
+// 256 KiB), Allreduce from 128 KiB 0.79-1.28 -> 0.62-0.97; Bcast 8 KiB-512
+// KiB 0.84-1.63 -> 0.69-1.02.
 const shmReadMin = 8 << 10
 
 // shmTeamRead returns c's team for a blocking call moving bytes per rank

@@ -29,8 +29,8 @@ package coll
 // Allreduce within coll_sm_oversubscribed_allreduce_max_size in all;
 // Alltoall: all of a rank's blocks together). From 8 KiB per rank, on
 // ranks with a core each whose memory they can read (btl/sm's single
-// copy), blocking Reduce, Allreduce, Allgather and Alltoall that are not in
-// place go through single-copy reads of each other's buffers instead
+// copy), blocking Bcast, and Reduce, Allreduce, Allgather and Alltoall that
+// are not in place, go through single-copy reads of each other's buffers instead
 // (coll/shm's *Read operations), whatever their size.
 
 // Barrier returns the barrier schedule.

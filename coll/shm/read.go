@@ -260,3 +260,30 @@ func (t *Team) foldRead(s uint64, in, out []byte, red func(acc, in []byte), comm
 	}
 	return nil
 }
+
+// BcastRead is Bcast by single-copy reads: every other rank reads root's
+// buf into its own; root returns once all have. Needs CanRead.
+func (t *Team) BcastRead(buf []byte, root int) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s, err := t.begin()
+	if err != nil {
+		return err
+	}
+	if len(buf) == 0 {
+		return t.finishRead(s)
+	}
+	if t.me == root {
+		t.pubAddr(s, buf)
+		return t.finishRead(s)
+	}
+	r := t.arrive(root, s)
+	if err := t.wait(func() bool { return r.Load() >= s }); err != nil {
+		return err
+	}
+	if err := t.read(root, s, 0, buf); err != nil {
+		return err
+	}
+	t.publish(t.done(t.me), s)
+	return nil
+}

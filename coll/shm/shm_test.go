@@ -478,7 +478,17 @@ func runRead(tm *Team, n, r, iters int, sizes []int) error {
 					return fmt.Errorf("rank %d: alltoall %d: block from %d differs", r, it, j)
 				}
 			}
-		case 4: // the slot operations in between
+		case 4: // the slot operations in between, and BcastRead
+			big := make([]byte, size)
+			if r == root {
+				big = input(root, it, size)
+			}
+			if err := tm.BcastRead(big, root); err != nil {
+				return err
+			}
+			if !bytes.Equal(big, input(root, it, size)) {
+				return fmt.Errorf("rank %d: bcast %d of %d bytes from root %d differs", r, it, size, root)
+			}
 			buf := make([]byte, 64)
 			if r == root {
 				buf = input(root, it, 64)
