@@ -174,7 +174,9 @@ func Open(path string, n, me, slot int, h Hooks) (*Team, error) {
 	if h.Spin <= 0 {
 		h.Spin = SpinDefault
 	}
-	return &Team{n: n, me: me, slot: slot, cell: cellSize(slot), mem: mem, hooks: h, lead: -1}, nil
+	t := &Team{n: n, me: me, slot: slot, cell: cellSize(slot), mem: mem, hooks: h, lead: -1}
+	t.pidWord(me).Store(uint32(os.Getpid()))
+	return t, nil
 }
 
 // Slot is the largest payload of one operation, in bytes.
@@ -205,6 +207,13 @@ func (t *Team) doneWord(r int) *uint64 { return (*uint64)(unsafe.Pointer(t.done(
 // disturb the readers of done.
 func (t *Team) cpuWord(r int) *atomic.Uint32 {
 	return (*atomic.Uint32)(unsafe.Pointer(&t.mem[r*2*LineSize+64]))
+}
+
+// pidWord is where rank r keeps its process id (stored at Open, before the
+// collective set-up that follows it; read by write in read.go): beside
+// cpuWord.
+func (t *Team) pidWord(r int) *atomic.Uint32 {
+	return (*atomic.Uint32)(unsafe.Pointer(&t.mem[r*2*LineSize+72]))
 }
 
 // sleeper is rank r's sleep line.

@@ -371,6 +371,10 @@ func TestReadOperations(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 4} {
 		for _, spin := range []time.Duration{0, time.Nanosecond} {
 			t.Run(fmt.Sprint("n", n, "/spin", spin), func(t *testing.T) {
+				sizes := sizes
+				if n == 2 { // a Reduce split between root and the other rank
+					sizes = append(sizes, splitMin+64*3)
+				}
 				ts := teams(t, n, 256, Hooks{Spin: spin, Yield: spin > 0, Read: readSelf})
 				if !ts[0].CanRead() {
 					t.Fatal("CanRead false with Hooks.Read")
