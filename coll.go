@@ -189,7 +189,7 @@ func ibcast[T Scalar](c *Comm, buf []T, root int, block bool) (*Request, error) 
 		return nil, err
 	}
 	e, n, me, count := elemSize[T](), c.Size(), c.Rank(), len(buf)
-	if t := c.shmTeamRead(block, count*e); t != nil {
+	if t := c.shmTeamReadBcast(block, count*e); t != nil {
 		return nil, fatalCheck(t.BcastRead(asBytes(buf), root))
 	}
 	if t := c.shmTeamBcast(block, count*e); t != nil {
