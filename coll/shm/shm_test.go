@@ -372,8 +372,8 @@ func TestReadOperations(t *testing.T) {
 		for _, spin := range []time.Duration{0, time.Nanosecond} {
 			t.Run(fmt.Sprint("n", n, "/spin", spin), func(t *testing.T) {
 				sizes := sizes
-				if n == 2 { // a Reduce split between root and the other rank
-					sizes = append(sizes, splitMin+64*3)
+				if n == 2 { // Reduces and Bcasts split between root and the other rank
+					sizes = append(sizes, splitMin+64*3, bcastSplitMin+8)
 				}
 				ts := teams(t, n, 256, Hooks{Spin: spin, Yield: spin > 0, Read: readSelf})
 				if !ts[0].CanRead() {
