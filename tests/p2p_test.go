@@ -20,9 +20,10 @@ func TestPointToPointRules(t *testing.T) {
 		{"order", 2, []string{"pml_ob1_rget_limit", "0"}},                               // the same through the two-copy pipeline
 		{"order", 2, []string{"pml_ob1_rget_limit", "64k", "pml_ob1_rget_max", "256k"}}, // read in a band, pipelined outside it
 		{"order", 2, []string{"btl_sm_eager_limit", "128", "btl_sm_max_send_size", "1k"}},
-		{"order", 2, []string{"pml_ob1_rget_adaptive", "true", "pml_ob1_rget_explore", "1"}}, // each message read or pipelined, as measured
-		{"trunc", 2, []string{"pml_ob1_rget_adaptive", "true"}},
-		{"flood", 2, []string{"pml_ob1_rget_adaptive", "true"}},
+		// Adaptive mode chooses outside the band, so the band is off here.
+		{"order", 2, []string{"pml_ob1_rget_limit", "0", "pml_ob1_rget_adaptive", "true", "pml_ob1_rget_explore", "1"}}, // each message read or pipelined, as measured
+		{"trunc", 2, []string{"pml_ob1_rget_limit", "0", "pml_ob1_rget_adaptive", "true"}},
+		{"flood", 2, []string{"pml_ob1_rget_limit", "0", "pml_ob1_rget_adaptive", "true"}},
 		{"wildcard", 4, nil},      // AnySource/AnyTag with Status checked
 		{"probe", 2, nil},         // probe then receive
 		{"trunc", 2, nil},         // truncation then more traffic
