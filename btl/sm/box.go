@@ -142,8 +142,11 @@ type boxOut struct {
 // put appends hdr+payload as a record with pair sequence number seq, or
 // reports false when the ring has no room for it (then the caller uses the
 // FIFO, which seq keeps in order). The receiver's read position is read
-// only when the cached one says the ring is full.
-func (b *boxOut) put(tag btl.Tag, seq uint32, hdr, payload []byte) bool {
+// only when the cached one says the ring is full. join copies a small
+// message into the ring in one piece (putJoined): for a message the
+// receiver is waiting for, not in a burst, where the stack copy costs
+// more than it saves (osu bw 1-4 B -8%).
+func (b *boxOut) put(tag btl.Tag, seq uint32, hdr, payload []byte, join bool) bool {
 	n := len(hdr) + len(payload)
 	rec := boxRecordSize(n)
 	off := b.w & (b.size - 1)
@@ -163,8 +166,11 @@ func (b *boxOut) put(tag btl.Tag, seq uint32, hdr, payload []byte) bool {
 		b.w += skip
 		off = 0
 	}
-	d := b.bytes(off+boxHdrSize, n)
-	copy(d[copy(d, hdr):], payload)
+	if d := b.bytes(off+boxHdrSize, n); join {
+		putJoined(d, hdr, payload)
+	} else {
+		copy(d[copy(d, hdr):], payload)
+	}
 	storeSeq(b.word((off+rec)&(b.size-1)), 0) // the sentinel: ordered before the header's store
 	b.publish(off, boxHeader(boxKindData, seq, n, tag))
 	b.w += rec

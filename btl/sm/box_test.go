@@ -1,6 +1,7 @@
 package sm
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -88,7 +89,7 @@ func TestBoxRing(t *testing.T) {
 				m := boxMsg(i, n)
 				hdr, pay := m[:min(n, 3)], m[min(n, 3):]
 				seq = nextSeq(seq)
-				for !tb.out.put(btl.Tag(i%int(btl.NumTags)), seq, hdr, pay) {
+				for !tb.out.put(btl.Tag(i%int(btl.NumTags)), seq, hdr, pay, i%2 == 0) {
 					refused++
 					if refused > 10*count {
 						t.Fatalf("message %d never fits", i)
@@ -133,7 +134,7 @@ func TestBoxRing(t *testing.T) {
 func TestBoxLineEnd(t *testing.T) {
 	tb := newTestBox(1024)
 	put := func(seq uint32) {
-		if !tb.out.put(0, seq, nil, nil) { // 8 bytes: a 32-byte record
+		if !tb.out.put(0, seq, nil, nil, false) { // 8 bytes: a 32-byte record
 			t.Fatalf("put %d refused", seq)
 		}
 	}
@@ -183,7 +184,7 @@ func TestBoxCapacity(t *testing.T) {
 	for _, tt := range tests {
 		tb := newTestBox(tt.size)
 		k := 0
-		for tb.out.put(0, nextSeq(uint32(k)), nil, make([]byte, tt.n)) {
+		for tb.out.put(0, nextSeq(uint32(k)), nil, make([]byte, tt.n), false) {
 			k++
 		}
 		if k != tt.fit {
@@ -193,7 +194,7 @@ func TestBoxCapacity(t *testing.T) {
 		if got := tb.m.pollBox(tb.in, 1000, false); got != k {
 			t.Errorf("box of %d: polled %d, want %d", tt.size, got, k)
 		}
-		if !tb.out.put(0, nextSeq(uint32(k)), nil, make([]byte, tt.n)) {
+		if !tb.out.put(0, nextSeq(uint32(k)), nil, make([]byte, tt.n), false) {
 			t.Errorf("box of %d: no room after the receiver emptied it", tt.size)
 		}
 	}
@@ -205,9 +206,9 @@ func TestBoxCapacity(t *testing.T) {
 func TestBoxSeqGate(t *testing.T) {
 	tb := newTestBox(1024)
 	// Sequence 1 and 2 go in the box, 3 "in the FIFO", 4 in the box.
-	tb.out.put(1, 1, []byte("one"), nil)
-	tb.out.put(1, 2, []byte("two"), nil)
-	tb.out.put(1, 4, []byte("four"), nil)
+	tb.out.put(1, 1, []byte("one"), nil, false)
+	tb.out.put(1, 2, []byte("two"), nil, false)
+	tb.out.put(1, 4, []byte("four"), nil, false)
 	if n := tb.m.pollBox(tb.in, 32, false); n != 2 {
 		t.Fatalf("poll delivered %d, want 2 (stop before 4)", n)
 	}
@@ -225,8 +226,8 @@ func TestBoxSeqGate(t *testing.T) {
 	}
 	// A FIFO message whose predecessors are in the box and not polled yet.
 	tb.got = nil
-	tb.out.put(1, 5, []byte("five"), nil)
-	tb.out.put(1, 6, []byte("six"), nil)
+	tb.out.put(1, 5, []byte("five"), nil, false)
+	tb.out.put(1, 6, []byte("six"), nil, false)
 	tb.m.catchUp(1, 7)
 	if got := fmt.Sprintf("%s", tb.got); got != "[five six]" || tb.in.exp != 8 {
 		t.Fatalf("catchUp delivered %s, next %d; want [five six], 8", got, tb.in.exp)
@@ -613,6 +614,29 @@ func TestBoxDrainedBeforeLossReport(t *testing.T) {
 		r.Progress()
 		if len(atLoss) != 2 || atLoss[0] != gone || atLoss[1] != 4 {
 			t.Fatalf("rank %d lost: OnPeerLost saw (rank, its messages delivered) %v; want [%d 4]", gone, atLoss, gone)
+		}
+	}
+}
+
+// TestPutJoined: hdr then payload land in d whole, on the stack path
+// (both parts, at most joinMax bytes) and on the direct one.
+func TestPutJoined(t *testing.T) {
+	for _, tt := range []struct{ h, p int }{
+		{0, 0}, {16, 0}, {0, 8}, {16, 8}, {1, 1}, {16, joinMax - 16}, {16, joinMax - 15}, {8, 200},
+	} {
+		src := boxMsg(tt.h+tt.p, tt.h+tt.p)
+		d := make([]byte, tt.h+tt.p+8)
+		for i := range d {
+			d[i] = 0xee
+		}
+		putJoined(d[:tt.h+tt.p], src[:tt.h], src[tt.h:])
+		if !bytes.Equal(d[:tt.h+tt.p], src) {
+			t.Errorf("hdr %d + payload %d: got % x, want % x", tt.h, tt.p, d[:tt.h+tt.p], src)
+		}
+		for i := tt.h + tt.p; i < len(d); i++ {
+			if d[i] != 0xee {
+				t.Fatalf("hdr %d + payload %d: byte %d past the message written", tt.h, tt.p, i)
+			}
 		}
 	}
 }
