@@ -67,16 +67,19 @@ func TestBoxRing(t *testing.T) {
 		lens    []int
 		pollMax int  // messages per pollBox call
 		lineEnd bool // polls stop at a line's end (ping-pong style)
+		hdrOnly bool // the whole message is the header (ACK, FIN, 0-byte sends)
 	}{
-		{"empty messages", 1024, []int{0}, 32, false},
-		{"one record per line", 1024, []int{56}, 32, false},
-		{"odd lengths", 1024, []int{1, 7, 9, 33, 250, 3}, 32, false},
-		{"largest message, slow receiver", 1024, []int{256, 256, 255}, 1, false},
-		{"mixed, 4 KiB box", 4096, []int{0, 1024, 17, 500, 1000, 8}, 3, false},
-		{"records that end exactly at the lap", 512, []int{120}, 2, false},
-		{"empty messages, polls stop at line ends", 1024, []int{0}, 32, true},
-		{"odd lengths, polls stop at line ends", 1024, []int{1, 7, 9, 33, 250, 3}, 32, true},
-		{"records that end exactly at the lap, polls stop at line ends", 512, []int{120}, 2, true},
+		{"empty messages", 1024, []int{0}, 32, false, false},
+		{"one record per line", 1024, []int{56}, 32, false, false},
+		{"odd lengths", 1024, []int{1, 7, 9, 33, 250, 3}, 32, false, false},
+		{"largest message, slow receiver", 1024, []int{256, 256, 255}, 1, false, false},
+		{"mixed, 4 KiB box", 4096, []int{0, 1024, 17, 500, 1000, 8}, 3, false, false},
+		{"records that end exactly at the lap", 512, []int{120}, 2, false, false},
+		{"empty messages, polls stop at line ends", 1024, []int{0}, 32, true, false},
+		{"odd lengths, polls stop at line ends", 1024, []int{1, 7, 9, 33, 250, 3}, 32, true, false},
+		{"records that end exactly at the lap, polls stop at line ends", 512, []int{120}, 2, true, false},
+		{"header-only messages", 512, []int{16}, 32, true, true},
+		{"header-only, mixed lengths", 1024, []int{16, 40, 0, 56, 8}, 5, false, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -88,6 +91,9 @@ func TestBoxRing(t *testing.T) {
 				n := tt.lens[i%len(tt.lens)]
 				m := boxMsg(i, n)
 				hdr, pay := m[:min(n, 3)], m[min(n, 3):]
+				if tt.hdrOnly {
+					hdr, pay = m, nil
+				}
 				seq = nextSeq(seq)
 				for !tb.out.put(btl.Tag(i%int(btl.NumTags)), seq, hdr, pay, i%2 == 0) {
 					refused++
