@@ -6,7 +6,6 @@ import (
 
 	"github.com/gorun-mpi/gorun/btl"
 	"github.com/gorun-mpi/gorun/internal/memcpy"
-	"github.com/gorun-mpi/gorun/internal/relaxed"
 )
 
 // Fast boxes (Open MPI vader's per-peer "fbox"), the design and its
@@ -167,25 +166,12 @@ func (b *boxOut) put(tag btl.Tag, seq uint32, hdr, payload []byte, join bool) bo
 		b.w += skip
 		off = 0
 	}
-	switch d := b.bytes(off+boxHdrSize, n); {
-	case join && len(payload) == 0 && relaxed.Plain && rec <= joinMax && off+rec+boxHdrSize <= b.size:
-		// A header-only message (the PML's 0-byte sends, ACK, FIN),
-		// the record's padding and the sentinel (the zero word at
-		// off+rec) in one copy from the stack: osu lat 0 B 0.56 ->
-		// 0.48 us (9 interleaved rounds). With a payload it measured
-		// 0.02-0.04 us slower than putJoined and a separate sentinel.
-		// Only where the sentinel's store is a plain one (relaxed.Plain):
-		// under -race it is atomic, and so is the receiver's load.
-		var t [joinMax]byte
-		copy(t[copy(t[:], hdr):], payload)
-		copy(b.ring[off+boxHdrSize:off+rec+boxHdrSize], t[:rec])
-	case join:
+	if d := b.bytes(off+boxHdrSize, n); join {
 		putJoined(d, hdr, payload)
-		storeSeq(b.word((off+rec)&(b.size-1)), 0) // the sentinel: ordered before the header's store
-	default:
+	} else {
 		copy(d[copy(d, hdr):], payload)
-		storeSeq(b.word((off+rec)&(b.size-1)), 0)
 	}
+	storeSeq(b.word((off+rec)&(b.size-1)), 0) // the sentinel: ordered before the header's store
 	b.publish(off, boxHeader(boxKindData, seq, n, tag))
 	b.w += rec
 	return true

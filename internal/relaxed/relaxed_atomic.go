@@ -11,7 +11,3 @@ func Store64(w *atomic.Uint64, v uint64) { w.Store(v) }
 // Store32 stores v in w: an atomic store outside amd64 and under the race
 // detector.
 func Store32(w *atomic.Uint32, v uint32) { w.Store(v) }
-
-// Plain reports whether Store64 and Store32 are plain stores; here they
-// are atomic (see relaxed_fast.go).
-const Plain = false

@@ -12,9 +12,3 @@ func Store64(w *atomic.Uint64, v uint64) { *(*uint64)(unsafe.Pointer(w)) = v }
 
 // Store32 stores v in w with release order (a plain MOV).
 func Store32(w *atomic.Uint32, v uint32) { *(*uint32)(unsafe.Pointer(w)) = v }
-
-// Plain reports whether Store64 and Store32 are plain stores (amd64
-// without the race detector): a word such a store would write may then
-// also be written by an ordinary copy, in program order with the stores
-// around it.
-const Plain = true
