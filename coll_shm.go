@@ -306,13 +306,19 @@ func (c *Comm) shmSetup() (team *shm.Team, limit int, over, read bool) {
 		yield := over
 		h := shm.Hooks{Progress: state.pml.Progress, Check: c.shmCheck, Yield: yield, Lead: yield}
 		// ok 2: this rank can also read every other rank's memory.
-		canRead := true
+		canRead, canWrite := true, true
 		for r := 0; r < n; r++ {
 			canRead = canRead && (r == me || state.pml.SingleCopy(c.c.WorldRank(r)))
+			canWrite = canWrite && (r == me || state.pml.CanWrite(c.c.WorldRank(r)))
 		}
 		if canRead {
 			h.Read = func(r int, addr uintptr, dst []byte) error {
 				return state.pml.ReadFrom(c.c.WorldRank(r), addr, dst)
+			}
+		}
+		if canRead && canWrite {
+			h.Write = func(r int, addr uintptr, src []byte) error {
+				return state.pml.WriteTo(c.c.WorldRank(r), addr, src)
 			}
 		}
 		if t, err := shm.Open(path, n, me, slot, h); err == nil {

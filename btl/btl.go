@@ -86,6 +86,13 @@ type TrySender interface {
 	TrySend(dst int, tag Tag, hdr, payload []byte) (bool, error)
 }
 
+// Writer is a module with single copy that can also write into a peer's
+// memory: WriteTo copies src to address addr of peer's memory. Only valid
+// when Attributes().SingleCopy; the same checks and errors as ReadFrom.
+type Writer interface {
+	WriteTo(peer int, addr uintptr, src []byte) error
+}
+
 // Module is one transport instance inside one rank.
 type Module interface {
 	// Name is the component name ("self", "sm").

@@ -331,6 +331,23 @@ func (p *PML) ReadFrom(rank int, addr uintptr, dst []byte) error {
 	return p.peers[rank].m.ReadFrom(rank, addr, dst)
 }
 
+// CanWrite reports whether the BTL that reaches rank can also write into
+// its memory (SingleCopy and a btl.Writer).
+func (p *PML) CanWrite(rank int) bool {
+	_, ok := p.peers[rank].m.(btl.Writer)
+	return ok && p.SingleCopy(rank)
+}
+
+// WriteTo copies src to addr in rank's memory through its BTL; only when
+// CanWrite(rank).
+func (p *PML) WriteTo(rank int, addr uintptr, src []byte) error {
+	w, ok := p.peers[rank].m.(btl.Writer)
+	if !ok {
+		return fmt.Errorf("gorun: the transport to rank %d cannot write into its memory", rank)
+	}
+	return w.WriteTo(rank, addr, src)
+}
+
 // errClosed is returned by operations after Close.
 var errClosed = fmt.Errorf("gorun: the PML is closed: %w", errs.ErrFinalized)
 

@@ -107,6 +107,19 @@ func (m *Module) ReadFrom(peer int, addr uintptr, dst []byte) error {
 	return m.inner.ReadFrom(l, addr, dst)
 }
 
+// WriteTo forwards btl.Writer when inner is one.
+func (m *Module) WriteTo(peer int, addr uintptr, src []byte) error {
+	w, ok := m.inner.(btl.Writer)
+	if !ok {
+		return fmt.Errorf("btl/remap: %s cannot write into another process's memory", m.inner.Name())
+	}
+	l := m.local(peer)
+	if l < 0 {
+		return fmt.Errorf("btl/remap: rank %d is not on this machine", peer)
+	}
+	return w.WriteTo(l, addr, src)
+}
+
 // QueueMark and Flushed forward btl.Flusher (flushed when inner holds no
 // queues).
 func (m *Module) QueueMark(peer int) uint64 {

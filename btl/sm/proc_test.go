@@ -62,6 +62,18 @@ func child(spec string) int {
 	})
 	m.Register(btl.TagPMLRndv, func(src int, data []byte) {
 		addr, n := binary.LittleEndian.Uint64(data), binary.LittleEndian.Uint64(data[8:])
+		if len(data) == 17 { // a write request: n bytes of pattern data[16] at addr
+			w := make([]byte, n)
+			for i := range w {
+				w[i] = byte(i*11) + data[16]
+			}
+			binary.LittleEndian.PutUint32(reply[8:], 0)
+			if err := m.WriteTo(0, uintptr(addr), w); err != nil {
+				binary.LittleEndian.PutUint32(reply[8:], 1)
+			}
+			m.Send(0, btl.TagPMLRndv, reply, nil, nil)
+			return
+		}
 		buf := make([]byte, n)
 		binary.LittleEndian.PutUint32(reply[8:], 0)
 		if err := m.ReadFrom(0, uintptr(addr), buf); err != nil {
@@ -169,6 +181,26 @@ func TestTwoProcesses(t *testing.T) {
 		if status.Load() != 1 || crc.Load() != uint64(crc32.ChecksumIEEE(buf)) {
 			t.Fatalf("child's ReadFrom: status %d, crc %x; want 1, %x", status.Load(), crc.Load(), crc32.ChecksumIEEE(buf))
 		}
+
+		// ... and writes into it (WriteTo), from byte 5 on.
+		status.Store(0)
+		binary.LittleEndian.PutUint64(req, uint64(uintptr(unsafe.Pointer(&buf[5]))))
+		binary.LittleEndian.PutUint64(req[8:], uint64(len(buf)-10))
+		m.Send(1, btl.TagPMLRndv, append(req, 3), nil, nil)
+		pumpUntil(t, []*Module{m}, func() bool { return status.Load() != 0 })
+		runtime.KeepAlive(buf)
+		if status.Load() != 1 {
+			t.Fatalf("child's WriteTo: status %d, want 1", status.Load())
+		}
+		for i, c := range buf {
+			want := byte(i * 7)
+			if i >= 5 && i < len(buf)-5 {
+				want = byte((i-5)*11) + 3
+			}
+			if c != want {
+				t.Fatalf("after the child's WriteTo, byte %d is %d, want %d", i, c, want)
+			}
+		}
 	}
 
 	// Peer loss: the child exits; Progress reports it once, Sends fail.
@@ -182,6 +214,13 @@ func TestTwoProcesses(t *testing.T) {
 	}
 	if len(lost) != 1 || lost[0] != 1 {
 		t.Fatalf("OnPeerLost calls %v, want [1]", lost)
+	}
+	if m.Attributes().SingleCopy {
+		// A gone peer's pid may be another process's by now: never written.
+		b := make([]byte, 8)
+		if err := m.WriteTo(1, uintptr(unsafe.Pointer(&b[0])), b); !errors.Is(err, errs.ErrPeerLost) {
+			t.Fatalf("WriteTo a lost peer: %v, want ErrPeerLost", err)
+		}
 	}
 	if _, err := m.Send(1, btl.TagPMLMatch, nil, nil, nil); !errors.Is(err, errs.ErrPeerLost) {
 		t.Fatalf("Send to the exited rank: %v, want ErrPeerLost", err)

@@ -100,20 +100,23 @@ func (m *Module) publish(p *peer, e *elem, h uint64) {
 	}
 }
 
-// burstNext reports what inBurst will report for the send being made,
-// without recording it.
+// burstNext reports whether our last send to p came after our last poll
+// that received anything (the send being made is part of a burst); the
+// send records itself with noteSend once it is made.
 func (m *Module) burstNext(p *peer) bool {
 	return p.sendEpoch.Load() == m.recvEpoch.Load()+1
 }
 
-// inBurst reports whether our last send to p came after our last poll
-// that received anything, and records this send for the next call.
+// noteSend records a send to p that was not part of a burst, for the next
+// burstNext.
+func (m *Module) noteSend(p *peer) { storeSeq(&p.sendEpoch, m.recvEpoch.Load()+1) }
+
+// inBurst is burstNext, recording the send.
 func (m *Module) inBurst(p *peer) bool {
-	ep := m.recvEpoch.Load() + 1
-	if p.sendEpoch.Load() == ep {
+	if m.burstNext(p) {
 		return true
 	}
-	storeSeq(&p.sendEpoch, ep)
+	m.noteSend(p)
 	return false
 }
 
@@ -237,13 +240,16 @@ func (m *Module) sendNow(p *peer, tag btl.Tag, hdr, payload []byte, n int, off *
 	var seq uint32
 	if p.out != nil {
 		seq = nextSeq(p.seq)
-		if n <= m.boxMsgMax && p.out.put(tag, seq, hdr, payload, !m.burstNext(p)) {
+		burst := m.burstNext(p)
+		if n <= m.boxMsgMax && p.out.put(tag, seq, hdr, payload, !burst) {
 			p.seq = seq
 			if p.ctl.armed.Load() != 0 {
 				wakeCtl(p.ctl)
 			}
-			if m.inBurst(p) {
+			if burst {
 				p.out.prefetch()
+			} else {
+				m.noteSend(p)
 			}
 			return true
 		}

@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gorun-mpi/gorun/btl"
 	"github.com/gorun-mpi/gorun/internal/errs"
 )
 
@@ -35,7 +36,7 @@ func (m *Module) probeSingleCopy() bool {
 		p := &m.peers[i]
 		var got uint64
 		buf := unsafe.Slice((*byte)(unsafe.Pointer(&got)), 8)
-		if err := m.readFrom(p.pid, uintptr(p.ctl.magicAddr), buf); err != nil || got != probeMagic^uint64(i) {
+		if err := vmCopy(p.pid, uintptr(p.ctl.magicAddr), buf, false); err != nil || got != probeMagic^uint64(i) {
 			m.log.Debug("single copy not available: process_vm_readv refused", "peer", i, "pid", p.pid, "error", err, "word", got)
 			return false
 		}
@@ -46,31 +47,53 @@ func (m *Module) probeSingleCopy() bool {
 // ReadFrom copies len(dst) bytes at addr in peer's memory into dst with
 // process_vm_readv, looping over partial reads.
 func (m *Module) ReadFrom(peer int, addr uintptr, dst []byte) error {
+	return m.single("ReadFrom", peer, addr, dst, false)
+}
+
+// WriteTo copies src to addr in peer's memory with process_vm_writev
+// (btl.Writer), looping over partial writes. Like ReadFrom it goes to the
+// process the probe checked, and not to a peer known to be gone (whose pid
+// may belong to another process by now).
+func (m *Module) WriteTo(peer int, addr uintptr, src []byte) error {
+	return m.single("WriteTo", peer, addr, src, true)
+}
+
+var _ btl.Writer = (*Module)(nil)
+
+// single is ReadFrom (write false) and WriteTo: the checks, the copy, and
+// the errors, named after op.
+func (m *Module) single(op string, peer int, addr uintptr, b []byte, write bool) error {
 	if !m.Reachable(peer) {
-		return fmt.Errorf("btl/sm: ReadFrom rank %d: not reachable; allowed 0..%d except this rank %d", peer, len(m.peers)-1, m.rank)
+		return fmt.Errorf("btl/sm: %s rank %d: not reachable; allowed 0..%d except this rank %d", op, peer, len(m.peers)-1, m.rank)
 	}
 	if !m.attrs.SingleCopy {
-		return fmt.Errorf("btl/sm: ReadFrom rank %d: single copy is not available (probe failed or btl_sm_single_copy=none)", peer)
+		return fmt.Errorf("btl/sm: %s rank %d: single copy is not available (probe failed or btl_sm_single_copy=none)", op, peer)
 	}
 	if m.peers[peer].lost.Load() {
 		return errPeerLost(peer)
 	}
-	err := m.readFrom(m.peers[peer].pid, addr, dst)
+	err := vmCopy(m.peers[peer].pid, addr, b, write)
 	if errors.Is(err, unix.ESRCH) {
-		return fmt.Errorf("btl/sm: ReadFrom rank %d: %w", peer, errs.ErrPeerLost)
+		return fmt.Errorf("btl/sm: %s rank %d: %w", op, peer, errs.ErrPeerLost)
 	}
 	if err != nil {
-		return fmt.Errorf("btl/sm: ReadFrom rank %d at %#x (%d bytes): %w", peer, addr, len(dst), err)
+		return fmt.Errorf("btl/sm: %s rank %d at %#x (%d bytes): %w", op, peer, addr, len(b), err)
 	}
 	return nil
 }
 
-func (m *Module) readFrom(pid int, addr uintptr, dst []byte) error {
-	for done := 0; done < len(dst); {
-		local := unix.Iovec{Base: &dst[done]}
-		local.SetLen(len(dst) - done)
-		remote := unix.RemoteIovec{Base: addr + uintptr(done), Len: len(dst) - done}
-		n, _, e := unix.Syscall6(unix.SYS_PROCESS_VM_READV, uintptr(pid),
+// vmCopy copies between b and addr in process pid's memory, into b
+// (process_vm_readv) or, with write, out of it (process_vm_writev).
+func vmCopy(pid int, addr uintptr, b []byte, write bool) error {
+	call, name := uintptr(unix.SYS_PROCESS_VM_READV), "process_vm_readv"
+	if write {
+		call, name = unix.SYS_PROCESS_VM_WRITEV, "process_vm_writev"
+	}
+	for done := 0; done < len(b); {
+		local := unix.Iovec{Base: &b[done]}
+		local.SetLen(len(b) - done)
+		remote := unix.RemoteIovec{Base: addr + uintptr(done), Len: len(b) - done}
+		n, _, e := unix.Syscall6(call, uintptr(pid),
 			uintptr(unsafe.Pointer(&local)), 1, uintptr(unsafe.Pointer(&remote)), 1, 0)
 		switch {
 		case e == syscall.EINTR || e == syscall.EAGAIN:
@@ -78,7 +101,7 @@ func (m *Module) readFrom(pid int, addr uintptr, dst []byte) error {
 		case e != 0:
 			return e
 		case n == 0:
-			return fmt.Errorf("process_vm_readv read nothing at %#x with %d bytes left", addr+uintptr(done), len(dst)-done)
+			return fmt.Errorf("%s copied nothing at %#x with %d bytes left", name, addr+uintptr(done), len(b)-done)
 		}
 		done += int(n)
 	}

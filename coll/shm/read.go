@@ -1,13 +1,9 @@
 package shm
 
-import (
-	"fmt"
-	"unsafe"
+import "unsafe"
 
-	"golang.org/x/sys/unix"
-)
-
-// Single-copy operations (Hooks.Read: process_vm_readv through the BTL).
+// Single-copy operations (Hooks.Read and Hooks.Write: process_vm_readv
+// and process_vm_writev through the BTL, which checks the peer).
 //
 // Above the slot, copying through the segment costs two transfers of every
 // cache line between cores (the writer takes the slot's lines back from
@@ -94,28 +90,8 @@ func (t *Team) scratch(i, n int) []byte {
 func (t *Team) AllgatherRead(in, out []byte) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	s, err := t.begin()
-	if err != nil {
-		return err
-	}
 	b := len(out) / t.n
-	if b == 0 {
-		return t.finishRead(s) // nothing to read; still one operation on every rank
-	}
-	t.pubAddr(s, in[:b])
-	if in := in[:b]; &in[0] != &out[t.me*b] {
-		copy(out[t.me*b:(t.me+1)*b], in) // while the others arrive
-	}
-	if err := t.wait(func() bool { return t.allArrived(s) }); err != nil {
-		return err
-	}
-	for k := 1; k < t.n; k++ {
-		j := (t.me + k) % t.n // not all on rank 0 at once
-		if err := t.read(j, s, 0, out[j*b:(j+1)*b]); err != nil {
-			return err
-		}
-	}
-	return t.finishRead(s)
+	return t.exchangeRead(in[:b], in[:b], out, b, 0)
 }
 
 // AlltoallRead is Alltoall by single-copy reads: in and out hold n blocks
@@ -124,22 +100,32 @@ func (t *Team) AllgatherRead(in, out []byte) error {
 func (t *Team) AlltoallRead(in, out []byte) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	b := len(in) / t.n
+	return t.exchangeRead(in, in[t.me*b:(t.me+1)*b], out, b, t.me*b)
+}
+
+// exchangeRead is one operation in which every rank publishes pub, puts
+// own in its block of out (b bytes) while the others arrive, then reads
+// block j of out from rank j's pub at offset off. b == 0: nothing moves,
+// but it is still one operation on every rank.
+func (t *Team) exchangeRead(pub, own, out []byte, b, off int) error {
 	s, err := t.begin()
 	if err != nil {
 		return err
 	}
-	b := len(in) / t.n
 	if b == 0 {
 		return t.finishRead(s)
 	}
-	t.pubAddr(s, in)
-	copy(out[t.me*b:(t.me+1)*b], in[t.me*b:]) // while the others arrive
+	t.pubAddr(s, pub)
+	if &own[0] != &out[t.me*b] {
+		copy(out[t.me*b:(t.me+1)*b], own)
+	}
 	if err := t.wait(func() bool { return t.allArrived(s) }); err != nil {
 		return err
 	}
 	for k := 1; k < t.n; k++ {
-		j := (t.me + k) % t.n
-		if err := t.read(j, s, t.me*b, out[j*b:(j+1)*b]); err != nil {
+		j := (t.me + k) % t.n // not all on rank 0 at once
+		if err := t.read(j, s, off, out[j*b:(j+1)*b]); err != nil {
 			return err
 		}
 	}
@@ -177,8 +163,8 @@ func (t *Team) AllreduceRead(in, out []byte, red func(acc, in []byte)) error {
 //
 // Two ranks, commute, root's out not its in: the input is moved by both
 // at once (see splitAt): root reads the first part into out while the
-// other rank writes the rest into root's out (process_vm_writev: Open
-// publishes the ranks' pids), then root adds its own input.
+// other rank writes the rest into root's out (Hooks.Write), then root
+// adds its own input.
 // Needs CanRead.
 func (t *Team) ReduceRead(in, out []byte, root int, red func(acc, in []byte), commute bool) error {
 	t.mu.Lock()
@@ -191,7 +177,7 @@ func (t *Team) ReduceRead(in, out []byte, root int, red func(acc, in []byte), co
 		return t.finishRead(s)
 	}
 	h := splitAt(len(in))
-	split := commute && t.n == 2 && h > 0
+	split := commute && t.n == 2 && h > 0 && t.hooks.Write != nil
 	if t.me != root {
 		t.pubAddr(s, in)
 		if split {
@@ -281,25 +267,11 @@ func splitAt(n int) int {
 
 const splitMin = 1 << 20
 
-// write copies src into rank r's memory at addr (process_vm_writev).
+// write copies src into rank r's memory at addr (Hooks.Write).
 func (t *Team) write(r int, addr uintptr, src []byte) error {
-	pid := int(t.pidWord(r).Load())
-	for done := 0; done < len(src); {
-		local := unix.Iovec{Base: &src[done]}
-		local.SetLen(len(src) - done)
-		remote := unix.RemoteIovec{Base: addr + uintptr(done), Len: len(src) - done}
-		n, err := unix.ProcessVMWritev(pid, []unix.Iovec{local}, []unix.RemoteIovec{remote}, 0)
-		if err == unix.EINTR || err == unix.EAGAIN {
-			continue
-		}
-		if err == nil && n == 0 {
-			err = fmt.Errorf("process_vm_writev wrote nothing at %#x with %d bytes left", addr+uintptr(done), len(src)-done)
-		}
-		if err != nil {
-			t.err = fmt.Errorf("shm: writing %d bytes to rank %d (pid %d): %w", len(src)-done, r, pid, err)
-			return t.err
-		}
-		done += n
+	if err := t.hooks.Write(r, addr, src); err != nil {
+		t.err = err
+		return err
 	}
 	return nil
 }
@@ -363,7 +335,7 @@ func (t *Team) BcastRead(buf []byte, root int) error {
 	if len(buf) == 0 {
 		return t.finishRead(s)
 	}
-	if t.n == 2 && len(buf) >= bcastSplitMin {
+	if t.n == 2 && len(buf) >= bcastSplitMin && t.hooks.Write != nil {
 		return t.bcastSplit(s, buf, root)
 	}
 	if t.me == root {

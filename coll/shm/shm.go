@@ -83,6 +83,10 @@ type Hooks struct {
 	// Read copies len(dst) bytes at addr in team rank r's memory into dst
 	// (single copy: process_vm_readv); nil: none (see read.go).
 	Read func(r int, addr uintptr, dst []byte) error
+	// Write copies src to addr in team rank r's memory
+	// (process_vm_writev); nil: none, and the two-rank operations that
+	// split the bytes between both ranks read them all instead (read.go).
+	Write func(r int, addr uintptr, src []byte) error
 }
 
 // yieldAfter is how many idle polls a wait makes before it yields the core
@@ -174,9 +178,7 @@ func Open(path string, n, me, slot int, h Hooks) (*Team, error) {
 	if h.Spin <= 0 {
 		h.Spin = SpinDefault
 	}
-	t := &Team{n: n, me: me, slot: slot, cell: cellSize(slot), mem: mem, hooks: h, lead: -1}
-	t.pidWord(me).Store(uint32(os.Getpid()))
-	return t, nil
+	return &Team{n: n, me: me, slot: slot, cell: cellSize(slot), mem: mem, hooks: h, lead: -1}, nil
 }
 
 // Slot is the largest payload of one operation, in bytes.
@@ -207,13 +209,6 @@ func (t *Team) doneWord(r int) *uint64 { return (*uint64)(unsafe.Pointer(t.done(
 // disturb the readers of done.
 func (t *Team) cpuWord(r int) *atomic.Uint32 {
 	return (*atomic.Uint32)(unsafe.Pointer(&t.mem[r*2*LineSize+64]))
-}
-
-// pidWord is where rank r keeps its process id (stored at Open, before the
-// collective set-up that follows it; read by write in read.go): beside
-// cpuWord.
-func (t *Team) pidWord(r int) *atomic.Uint32 {
-	return (*atomic.Uint32)(unsafe.Pointer(&t.mem[r*2*LineSize+72]))
 }
 
 // sleeper is rank r's sleep line.

@@ -360,6 +360,21 @@ func readSelf(r int, addr uintptr, dst []byte) error {
 	return nil
 }
 
+// writeSelf is Hooks.Write for teams of goroutines, as readSelf.
+func writeSelf(r int, addr uintptr, src []byte) error {
+	local := unix.Iovec{Base: &src[0]}
+	local.SetLen(len(src))
+	remote := unix.RemoteIovec{Base: addr, Len: len(src)}
+	n, err := unix.ProcessVMWritev(unix.Getpid(), []unix.Iovec{local}, []unix.RemoteIovec{remote}, 0)
+	if err != nil {
+		return err
+	}
+	if n != len(src) {
+		return fmt.Errorf("wrote %d of %d bytes", n, len(src))
+	}
+	return nil
+}
+
 // The single-copy operations, mixed with the slot ones, with changing
 // roots and sizes (across readChunk), in place and not: results against
 // the rank-order model.
@@ -370,32 +385,38 @@ func TestReadOperations(t *testing.T) {
 	sizes := []int{16, 4096, readChunk, readChunk + 48, 2*readChunk + 16*37}
 	for _, n := range []int{1, 2, 3, 4} {
 		for _, spin := range []time.Duration{0, time.Nanosecond} {
-			t.Run(fmt.Sprint("n", n, "/spin", spin), func(t *testing.T) {
-				sizes := sizes
-				if n == 2 { // Reduces and Bcasts split between root and the other rank
-					sizes = append(sizes, splitMin+64*3, bcastSplitMin+8)
-				}
-				ts := teams(t, n, 256, Hooks{Spin: spin, Yield: spin > 0, Read: readSelf})
-				if !ts[0].CanRead() {
-					t.Fatal("CanRead false with Hooks.Read")
-				}
-				var wg sync.WaitGroup
-				errs := make(chan error, n)
-				for r, tm := range ts {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						errs <- runRead(tm, n, r, 60, sizes)
-					}()
-				}
-				wg.Wait()
-				close(errs)
-				for err := range errs {
-					if err != nil {
-						t.Fatal(err)
+			for _, write := range []bool{true, false} {
+				t.Run(fmt.Sprint("n", n, "/spin", spin, "/write", write), func(t *testing.T) {
+					sizes := sizes
+					if n == 2 { // Reduces and Bcasts split between root and the other rank (with write)
+						sizes = append(sizes, splitMin+64*3, bcastSplitMin+8)
 					}
-				}
-			})
+					h := Hooks{Spin: spin, Yield: spin > 0, Read: readSelf}
+					if write {
+						h.Write = writeSelf
+					}
+					ts := teams(t, n, 256, h)
+					if !ts[0].CanRead() {
+						t.Fatal("CanRead false with Hooks.Read")
+					}
+					var wg sync.WaitGroup
+					errs := make(chan error, n)
+					for r, tm := range ts {
+						wg.Add(1)
+						go func() {
+							defer wg.Done()
+							errs <- runRead(tm, n, r, 60, sizes)
+						}()
+					}
+					wg.Wait()
+					close(errs)
+					for err := range errs {
+						if err != nil {
+							t.Fatal(err)
+						}
+					}
+				})
+			}
 		}
 	}
 }
