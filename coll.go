@@ -286,6 +286,9 @@ func iallreduce[T Scalar](c *Comm, send, recv []T, op Op[T], block bool) (*Reque
 			if t := c.shmTeamRead(block, len(send)*elemSize[T]()); t != nil {
 				return nil, fatalCheck(t.AllreduceRead(asBytes(send), asBytes(recv), red))
 			}
+			if t := c.shmTeamSplitRead(block, len(send)*elemSize[T]()); t != nil {
+				return nil, fatalCheck(t.AllreduceSplitRead(asBytes(send), asBytes(recv), elemSize[T](), red))
+			}
 		}
 		coll.CopyBytes(asBytes(recv), asBytes(send))
 	}

@@ -220,6 +220,29 @@ func (c *Comm) shmTeamReadBcast(block bool, bytes int) *shm.Team {
 	return nil
 }
 
+// shmTeamSplitRead returns c's team for a blocking Allreduce (not in place)
+// of bytes per rank through AllreduceSplitRead, or nil: with more ranks
+// than cores, from shmReadMin on where the slots do not take it
+// (shmTeamAllreduce), instead of the schedules. np 4 on 2 cores,
+// Allreduce/Open MPI (multi.py --rounds 9-11, main and this interleaved,
+// 2 takes) 256 KiB-4 MiB 0.87-1.23 -> 0.57-0.77; np 8, 128 KiB-2 MiB
+// 0.90-1.17 -> 0.46-0.95: each rank folds its 1/n of the vector and reads
+// the rest, waiting for every rank three times in all, where Rabenseifner
+// and the ring need every rank on a core at each of their steps.
+func (c *Comm) shmTeamSplitRead(block bool, bytes int) *shm.Team {
+	if !block || bytes < shmReadMin {
+		return nil
+	}
+	t := c.shmTeamFor(0, true)
+	if t == nil || !c.shm.read || !c.shm.over || t.Slot() < shm.SplitReadSlot {
+		return nil
+	}
+	if bytes <= c.shm.limit && c.Size()*bytes <= state.shmCfg.OverAllreduceMax {
+		return nil // the slots take it
+	}
+	return t
+}
+
 // shmTeamIf is shmTeam for a blocking call, nil for a nonblocking one
 // (which never sets the segment up either).
 func (c *Comm) shmTeamIf(block bool, bytes int) *shm.Team {

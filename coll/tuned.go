@@ -31,7 +31,10 @@ package coll
 // ranks with a core each whose memory they can read (btl/sm's single
 // copy), blocking Bcast, and Reduce, Allreduce, Allgather and Alltoall that
 // are not in place, go through single-copy reads of each other's buffers instead
-// (coll/shm's *Read operations), whatever their size.
+// (coll/shm's *Read operations), whatever their size; with more ranks than
+// cores, a blocking Allreduce not in place that the segment does not take
+// goes through coll/shm's AllreduceSplitRead (each rank folds 1/n of it,
+// then reads the others' parts).
 
 // Barrier returns the barrier schedule.
 func (c Config) BarrierSchedule(n, r int) Schedule { return BarrierDissemination(n, r) }

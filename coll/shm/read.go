@@ -132,6 +132,46 @@ func (t *Team) exchangeRead(pub, own, out []byte, b, off int) error {
 	return t.finishRead(s)
 }
 
+// readReady calls get(j) once for every other rank j, each as soon as
+// ready(j) says that j's data is there, in the order me+1, me+2, ... (not
+// all on rank 0 at once) among those that are: a rank whose peer waits
+// for a core reads the others meanwhile.
+func (t *Team) readReady(ready func(j int) bool, get func(j int) error) error {
+	if len(t.got) != t.n {
+		t.got = make([]bool, t.n)
+	}
+	clear(t.got)
+	for left := t.n - 1; left > 0; {
+		for k := 1; k < t.n; k++ {
+			j := (t.me + k) % t.n
+			if t.got[j] || !ready(j) {
+				continue
+			}
+			if err := get(j); err != nil {
+				return err
+			}
+			t.got[j] = true
+			left--
+		}
+		if left > 0 {
+			if err := t.wait(func() bool { return t.anyReady(ready) }); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// anyReady reports whether a rank not yet read (t.got) is ready.
+func (t *Team) anyReady(ready func(j int) bool) bool {
+	for j := 0; j < t.n; j++ {
+		if j != t.me && !t.got[j] && ready(j) {
+			return true
+		}
+	}
+	return false
+}
+
 // AllreduceRead is Allreduce by single-copy reads: every rank combines
 // every rank's in, in rank order, into its out (the same length as in,
 // not overlapping it: the others read in meanwhile). Needs CanRead.
@@ -149,7 +189,7 @@ func (t *Team) AllreduceRead(in, out []byte, red func(acc, in []byte)) error {
 	if err := t.wait(func() bool { return t.allArrived(s) }); err != nil {
 		return err
 	}
-	if err := t.foldRead(s, in, out, red, false); err != nil {
+	if err := t.foldRead(s, 0, in, out, red, false); err != nil {
 		return err
 	}
 	return t.finishRead(s)
@@ -242,7 +282,7 @@ func (t *Team) ReduceRead(in, out []byte, root int, red func(acc, in []byte), co
 		red(out, in)
 		return nil
 	}
-	if err := t.foldRead(s, in, out, red, commute); err != nil {
+	if err := t.foldRead(s, 0, in, out, red, commute); err != nil {
 		return err
 	}
 	t.publish(t.done(t.me), s)
@@ -277,10 +317,11 @@ func (t *Team) write(r int, addr uintptr, src []byte) error {
 }
 
 // foldRead puts in_0 ⊕ in_1 ⊕ ... ⊕ in_{n-1} of operation s into out,
-// readChunk bytes at a time, reading the other ranks' inputs; this rank's
-// is in, which may be out itself. In rank order unless commute: then out
-// starts as this rank's input (in place) or the next rank's, read into it.
-func (t *Team) foldRead(s uint64, in, out []byte, red func(acc, in []byte), commute bool) error {
+// readChunk bytes at a time, reading the other ranks' inputs from offset
+// base on; this rank's is in (its bytes from base on), which may be out
+// itself. In rank order unless commute: then out starts as this rank's
+// input (in place) or the next rank's, read into it.
+func (t *Team) foldRead(s uint64, base int, in, out []byte, red func(acc, in []byte), commute bool) error {
 	alias := &in[0] == &out[0]
 	first := 0 // the rank whose input out starts as
 	if commute {
@@ -298,7 +339,7 @@ func (t *Team) foldRead(s uint64, in, out []byte, red func(acc, in []byte), comm
 		}
 		switch {
 		case first != t.me:
-			if err := t.read(first, s, lo, acc); err != nil {
+			if err := t.read(first, s, base+lo, acc); err != nil {
 				return err
 			}
 		case !alias:
@@ -314,7 +355,7 @@ func (t *Team) foldRead(s uint64, in, out []byte, red func(acc, in []byte), comm
 				continue
 			}
 			tmp := t.scratch(0, hi-lo)
-			if err := t.read(j, s, lo, tmp); err != nil {
+			if err := t.read(j, s, base+lo, tmp); err != nil {
 				return err
 			}
 			red(acc, tmp)

@@ -116,6 +116,7 @@ type Team struct {
 	err   error     // a failed wait leaves the team unusable
 	keep  []byte    // the input others may be reading (read.go)
 	tmp   [2][]byte // scratch of the folding reads (read.go)
+	got   []bool    // the ranks read so far (readReady)
 
 	// Sharing a core (see lookColoc): coloc says that the last look found
 	// another rank of the team on this rank's CPU, cpu is the CPU this

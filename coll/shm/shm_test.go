@@ -445,6 +445,16 @@ func runRead(tm *Team, n, r, iters int, sizes []int) error {
 			if !bytes.Equal(in, input(r, it, size)) {
 				return fmt.Errorf("rank %d: allreduce %d changed its input", r, it)
 			}
+			// Split in parts of 16-byte elements (composeAffine's),
+			// each folded by one rank in rank order: the model's bits.
+			sz := size / 16 * 16
+			out = make([]byte, sz)
+			if err := tm.AllreduceSplitRead(in[:sz], out, 16, composeAffine); err != nil {
+				return err
+			}
+			if !bytes.Equal(out, ref(n, it, sz)) {
+				return fmt.Errorf("rank %d: split allreduce %d of %d bytes differs from the model", r, it, sz)
+			}
 		case 1:
 			in := input(r, it, size)
 			out := make([]byte, size)
