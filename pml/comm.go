@@ -235,28 +235,33 @@ func (c *Comm) Irecv(r *Request, buf []byte, src, tag int) error {
 	if err := c.checkRecv(src, tag); err != nil {
 		return err
 	}
-	return c.startRecv(r, buf, c.worldSrc(src), tag)
+	_, err := c.startRecv(r, buf, c.worldSrc(src), tag)
+	return err
 }
 
-// startRecv posts r for a message from world rank src (or AnySource).
-func (c *Comm) startRecv(r *Request, buf []byte, src, tag int) error {
+// startRecv posts r, or when r is nil a request of its own (which it
+// returns), for a message from world rank src (or AnySource).
+func (c *Comm) startRecv(r *Request, buf []byte, src, tag int) (*Request, error) {
 	p := c.p
-	r.p, r.kind, r.buf, r.userTag, r.grp = p, kindRecv, buf, tag, c.grp
-	// Field by field into the zero r: a composite literal here is built
-	// and copied with a write-barrier check per pointer field (~8 ns, 5%
-	// of an Isend+Irecv pair).
-	r.recv.Ctx, r.recv.Src, r.recv.Tag, r.recv.Data = c.ctx, src, tag, r
 	p.mu.Lock()
 	if src >= 0 && p.peers[src].lost.Load() || src == match.AnySource && p.othersLost(p.nlost.Load()) {
 		// Messages already here can still be received.
 		if _, ok := p.eng.Probe(c.ctx, src, tag); !ok {
 			p.mu.Unlock()
 			if src < 0 {
-				return errAllLost
+				return nil, errAllLost
 			}
-			return peerLost(src)
+			return nil, peerLost(src)
 		}
 	}
+	if r == nil {
+		r = p.newReqLocked()
+	}
+	r.p, r.kind, r.buf, r.userTag, r.grp = p, kindRecv, buf, tag, c.grp
+	// Field by field into the zero r: a composite literal here is built
+	// and copied with a write-barrier check per pointer field (~8 ns, 5%
+	// of an Isend+Irecv pair).
+	r.recv.Ctx, r.recv.Src, r.recv.Tag, r.recv.Data = c.ctx, src, tag, r
 	var j rndvJob
 	if m, ok := p.eng.Post(&r.recv); ok {
 		j = p.deliverUnexpLocked(r, m)
@@ -266,7 +271,7 @@ func (c *Comm) startRecv(r *Request, buf []byte, src, tag int) error {
 	if j.r != nil {
 		p.runRndv(&j)
 	}
-	return nil
+	return r, nil
 }
 
 // Send is a blocking send.
@@ -338,7 +343,7 @@ func (c *Comm) Recv(buf []byte, src, tag int) (Status, error) {
 	}
 	c.p.othersFirst()
 	r := c.p.getReq()
-	err := c.startRecv(r, buf, c.worldSrc(src), tag)
+	_, err := c.startRecv(r, buf, c.worldSrc(src), tag)
 	var st Status
 	if err == nil {
 		if err = c.p.waitLook(nil, r, false); err == nil {
@@ -481,7 +486,7 @@ func (c *Comm) barrierLocked() error {
 	cc := c.coll
 	for k := 1; k < n; k <<= 1 {
 		var rr Request
-		if err := cc.startRecv(&rr, nil, cc.WorldRank((me-k+n)%n), tagBarrier); err != nil {
+		if _, err := cc.startRecv(&rr, nil, cc.WorldRank((me-k+n)%n), tagBarrier); err != nil {
 			return err
 		}
 		if err := cc.Send(nil, (me+k)%n, tagBarrier, false); err != nil {
@@ -812,7 +817,7 @@ func (p *PML) flushBarrier() error {
 // halves.
 func (c *Comm) Sendrecv(sbuf []byte, dest, stag int, rbuf []byte, src, rtag int) (Status, error) {
 	r := c.p.getReq()
-	if err := c.startRecv(r, rbuf, c.worldSrc(src), rtag); err != nil {
+	if _, err := c.startRecv(r, rbuf, c.worldSrc(src), rtag); err != nil {
 		return Status{}, err
 	}
 	serr := c.Send(sbuf, dest, stag, false)

@@ -15,8 +15,9 @@ import (
 // forever, so every Isend and Irecv allocates one: 32 bytes, half the
 // garbage, and so half the GC cycles, of the 64 it took with its own PML
 // pointer and error) and the operation's Request, which is not, comes from
-// a pool and goes back to it once the operation has completed and no
-// goroutine can reach it any more.
+// the PML's cache (reqcache.go; receives) or a pool and goes back to the
+// cache once the operation has completed and no goroutine can reach it
+// any more.
 //
 // Protocol (word = the settled, writing and failed flags + a count of
 // holders; the claimed flag, Claim's, is independent of it). A Handle
@@ -108,9 +109,10 @@ var (
 var errCancelSend = fmt.Errorf("gorun: Cancel is only for receives; this request is a send or a collective")
 
 // recycle returns a completed Request that no goroutine can reach any more
-// to the pool.
+// to its PML's cache (reqcache.go), or to the pool when that is full.
 func recycle(r *Request) {
-	if reset(r) {
+	p := r.p
+	if reset(r) && (p == nil || !p.reqs.put(r)) {
 		reqPool.Put(r)
 	}
 }
@@ -172,8 +174,11 @@ func (c *Comm) StartIsend(h *Handle, buf []byte, dest, tag int, sync bool) error
 
 // StartIrecv posts a receive into h, a zero Handle.
 func (c *Comm) StartIrecv(h *Handle, buf []byte, src, tag int) error {
-	r := reqPool.Get().(*Request)
-	if err := c.Irecv(r, buf, src, tag); err != nil {
+	if err := c.checkRecv(src, tag); err != nil {
+		return err
+	}
+	r, err := c.startRecv(nil, buf, c.worldSrc(src), tag)
+	if err != nil {
 		return err
 	}
 	h.adopt(r)

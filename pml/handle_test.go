@@ -12,7 +12,8 @@ import (
 )
 
 // TestHandleRecyclesRequests: a nonblocking operation costs one small
-// Handle; its Request comes from the pool and goes back once waited for.
+// Handle; its Request comes from the PML's cache (or the pool) and goes
+// back once waited for.
 func TestHandleRecyclesRequests(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a segment")

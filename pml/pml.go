@@ -96,6 +96,8 @@ type peer struct {
 //	PML.mu          matching engine, request tables, free lists, credit owed
 //	  Request.wmu, waitState.genMu, cidAlloc.mu,
 //	  the sync.Pools    leaves: nothing is taken under them
+//	(PML.reqs takes no lock: any goroutine puts with a CAS, and only a
+//	holder of mu takes; see reqcache.go)
 //
 // Under mu the PML calls btl Send (headers and small control messages:
 // ACK, CTL, FIN) and copies eager payloads (at most the eager limit), but
@@ -155,6 +157,8 @@ type PML struct {
 
 	// spare is a zeroed request kept for the next blocking call.
 	spare atomic.Pointer[Request]
+	// reqs keeps recycled requests for the next receives (reqcache.go).
+	reqs reqCache
 
 	wait waitState // wait.go
 
@@ -185,6 +189,7 @@ func New(cfg Config) (*PML, error) {
 		recvs: make(map[uint64]*Request),
 	}
 	p.rget.init(time.Duration(cfg.RgetExploreMs) * time.Millisecond)
+	p.reqs.init()
 	for i := range p.peers {
 		var best btl.Module
 		for _, m := range cfg.Modules {
