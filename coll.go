@@ -496,7 +496,7 @@ func ialltoall[T Scalar](c *Comm, send, recv []T, block bool) (*Request, error) 
 	}
 	e, count, inPlace := elemSize[T](), len(in)/n, send == nil
 	if !inPlace && count > 0 && &send[0] != &recv[0] {
-		if t := c.shmTeamRead(block, n*count*e); t != nil {
+		if t := c.shmTeamReadAlltoall(block, n*count*e, count*e); t != nil {
 			return nil, fatalCheck(t.AlltoallRead(asBytes(send), asBytes(recv)))
 		}
 	}
