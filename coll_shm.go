@@ -202,16 +202,18 @@ func (c *Comm) shmTeamRead(block bool, bytes int) *shm.Team {
 }
 
 // shmTeamReadBcast is shmTeamRead for a Bcast, which with more ranks than
-// cores also reads from 32 to 128 KiB and from 1 MiB: np 4 on 2 cores,
+// cores also reads from 64 to 128 KiB and from 1 MiB: np 4 on 2 cores,
 // Bcast/Open MPI (compare.py --rounds 3, main and this interleaved, 6
 // takes each) 32-128 KiB 1.06-1.56 -> 0.89-1.41 (medians 1.19 -> 1.03),
 // 1-4 MiB 0.81-1.12 -> 0.62-0.91; 16 KiB and 256-512 KiB lost (0.72-0.84
 // -> 0.83-1.67 in 4 takes), where the slots' copies stay in the caches.
+// On the host of 2026-11-28 32 KiB lost too (multi.py, 15 rounds, 2
+// takes: reads 1.27-1.30, slots 1.03-1.14 of Open MPI).
 func (c *Comm) shmTeamReadBcast(block bool, bytes int) *shm.Team {
 	if t := c.shmTeamRead(block, bytes); t != nil || !block {
 		return t
 	}
-	if bytes < 32<<10 || bytes > 128<<10 && bytes < 1<<20 {
+	if bytes < 64<<10 || bytes > 128<<10 && bytes < 1<<20 {
 		return nil
 	}
 	if t := c.shmTeamFor(0, true); t != nil && c.shm.read {
