@@ -37,6 +37,10 @@ type fakeNet struct {
 	// the PML gives (btl.Placer), in two pieces; placed counts them.
 	place  bool
 	placed atomic.Int64
+	// readFail and writeFail make ReadFrom and WriteTo fail (after
+	// counting them in reads and writes).
+	readFail, writeFail bool
+	writes              atomic.Int64
 }
 
 type fakeFrag struct {
@@ -208,6 +212,9 @@ func (m *fakeMod) Wake() {
 
 func (m *fakeMod) ReadFrom(peer int, addr uintptr, dst []byte) error {
 	m.net.reads.Add(1)
+	if m.net.readFail {
+		return fmt.Errorf("fake: %w", unix.EPERM)
+	}
 	time.Sleep(m.net.readDelay)
 	// Same process: process_vm_readv on ourselves needs no ptrace permission.
 	local := []unix.Iovec{{Base: unsafe.SliceData(dst), Len: uint64(len(dst))}}
@@ -215,6 +222,21 @@ func (m *fakeMod) ReadFrom(peer int, addr uintptr, dst []byte) error {
 	n, err := unix.ProcessVMReadv(os.Getpid(), local, remote, 0)
 	if err == nil && n != len(dst) {
 		err = fmt.Errorf("fake: short read %d of %d", n, len(dst))
+	}
+	return err
+}
+
+// WriteTo is btl.Writer's: same process, as ReadFrom.
+func (m *fakeMod) WriteTo(peer int, addr uintptr, src []byte) error {
+	m.net.writes.Add(1)
+	if m.net.writeFail {
+		return fmt.Errorf("fake: %w", unix.EPERM)
+	}
+	local := []unix.Iovec{{Base: unsafe.SliceData(src), Len: uint64(len(src))}}
+	remote := []unix.RemoteIovec{{Base: addr, Len: len(src)}}
+	n, err := unix.ProcessVMWritev(os.Getpid(), local, remote, 0)
+	if err == nil && n != len(src) {
+		err = fmt.Errorf("fake: short write %d of %d", n, len(src))
 	}
 	return err
 }

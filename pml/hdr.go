@@ -11,16 +11,20 @@ import (
 //	MATCH (btl.TagPMLMatch) 16 B: ctx u32 | tag u32 | seq u32 | flags u32 [| sreq u64 if flagSync]
 //	RNDV  (btl.TagPMLRndv)  40 B: ctx u32 | tag u32 | seq u32 | flags u32 | sreq u64 | len u64 | addr u64
 //	ACK   (btl.TagPMLAck)   32 B: sreq u64 | rreq u64 | from u64 | want u64
+//	                        40 B: ... | addr u64 (split: write [from, want) at addr)
 //	FRAG  (btl.TagPMLFrag)  16 B: rreq u64 | off u64
-//	FIN   (btl.TagPMLFin)    8 B: sreq u64
+//	FIN   (btl.TagPMLFin)    8 B: sreq u64 (the receiver is done with the send's buffer)
+//	                        24 B: rreq u64 | off u64 | n u64 (the sender wrote n bytes at off)
 //	CTL   (btl.TagPMLCtl)    8 B: kind u32 | arg u32
 const (
 	matchHdrLen     = 16
 	matchSyncHdrLen = 24
 	rndvHdrLen      = 40
 	ackHdrLen       = 32
+	ackSplitHdrLen  = 40
 	fragHdrLen      = 16
 	finHdrLen       = 8
+	wroteHdrLen     = 24
 	ctlHdrLen       = 8
 )
 
@@ -132,15 +136,31 @@ func encodeAck(b []byte, sreq, rreq, from, want uint64) []byte {
 	return b
 }
 
-func decodeAck(b []byte) (sreq, rreq, from, want uint64, err error) {
-	if len(b) != ackHdrLen {
-		return 0, 0, 0, 0, fmt.Errorf("pml: ACK fragment of %d bytes, want %d", len(b), ackHdrLen)
+// encodeAckSplit: the receive rreq reads bytes up to from of send sreq
+// itself and asks the sender to write [from, want) into its buffer at
+// addr (where byte from goes), then to say so with a wrote FIN.
+func encodeAckSplit(b []byte, sreq, rreq, from, want uint64, addr uintptr) []byte {
+	b = b[:ackSplitHdrLen]
+	encodeAck(b, sreq, rreq, from, want)
+	le.PutUint64(b[32:], uint64(addr))
+	return b
+}
+
+// decodeAck parses an ACK; addr is 0 unless it is a split one.
+func decodeAck(b []byte) (sreq, rreq, from, want, addr uint64, err error) {
+	if len(b) != ackHdrLen && len(b) != ackSplitHdrLen {
+		return 0, 0, 0, 0, 0, fmt.Errorf("pml: ACK fragment of %d bytes, want %d or %d", len(b), ackHdrLen, ackSplitHdrLen)
 	}
 	sreq, rreq, from, want = le.Uint64(b[0:]), le.Uint64(b[8:]), le.Uint64(b[16:]), le.Uint64(b[24:])
-	if from > want {
-		return 0, 0, 0, 0, fmt.Errorf("pml: ACK asks for bytes %d to %d", from, want)
+	if len(b) == ackSplitHdrLen {
+		if addr = le.Uint64(b[32:]); addr == 0 || from == want {
+			return 0, 0, 0, 0, 0, fmt.Errorf("pml: split ACK for bytes %d to %d at address %#x", from, want, addr)
+		}
 	}
-	return sreq, rreq, from, want, nil
+	if from > want {
+		return 0, 0, 0, 0, 0, fmt.Errorf("pml: ACK asks for bytes %d to %d", from, want)
+	}
+	return sreq, rreq, from, want, addr, nil
 }
 
 func encodeFrag(b []byte, rreq, off uint64) []byte {
@@ -168,6 +188,23 @@ func decodeFin(b []byte) (uint64, error) {
 		return 0, fmt.Errorf("pml: FIN fragment of %d bytes, want %d", len(b), finHdrLen)
 	}
 	return le.Uint64(b), nil
+}
+
+// encodeWrote: the sender has written n bytes at off of receive rreq's
+// buffer (the answer to a split ACK).
+func encodeWrote(b []byte, rreq, off, n uint64) []byte {
+	b = b[:wroteHdrLen]
+	le.PutUint64(b[0:], rreq)
+	le.PutUint64(b[8:], off)
+	le.PutUint64(b[16:], n)
+	return b
+}
+
+func decodeWrote(b []byte) (rreq, off, n uint64, err error) {
+	if len(b) != wroteHdrLen {
+		return 0, 0, 0, fmt.Errorf("pml: wrote FIN fragment of %d bytes, want %d", len(b), wroteHdrLen)
+	}
+	return le.Uint64(b[0:]), le.Uint64(b[8:]), le.Uint64(b[16:]), nil
 }
 
 func encodeCtl(b []byte, kind, arg uint32) []byte {

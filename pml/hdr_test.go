@@ -20,12 +20,27 @@ func TestHeaderRoundTrip(t *testing.T) {
 	if _, err := decodeRndv(frag, &g); err != nil || g != h {
 		t.Fatalf("RNDV: %+v %v, want %+v", g, err, h)
 	}
-	s, r, f, w, err := decodeAck(encodeAck(b[:], 1, 2, 3, 4))
-	if err != nil || s != 1 || r != 2 || f != 3 || w != 4 {
-		t.Fatalf("ACK: %d %d %d %d %v", s, r, f, w, err)
+	s, r, f, w, a, err := decodeAck(encodeAck(b[:], 1, 2, 3, 4))
+	if err != nil || s != 1 || r != 2 || f != 3 || w != 4 || a != 0 {
+		t.Fatalf("ACK: %d %d %d %d %#x %v", s, r, f, w, a, err)
 	}
-	if _, _, _, _, err := decodeAck(encodeAck(b[:], 1, 2, 5, 4)); err == nil {
+	if _, _, _, _, _, err := decodeAck(encodeAck(b[:], 1, 2, 5, 4)); err == nil {
 		t.Error("ACK asking for a range that ends before it starts accepted")
+	}
+	s, r, f, w, a, err = decodeAck(encodeAckSplit(b[:], 1, 2, 3, 4, 0x7f0012345000))
+	if err != nil || s != 1 || r != 2 || f != 3 || w != 4 || a != 0x7f0012345000 {
+		t.Fatalf("split ACK: %d %d %d %d %#x %v", s, r, f, w, a, err)
+	}
+	for _, bad := range [][]byte{encodeAckSplit(b[:], 1, 2, 3, 4, 0), encodeAckSplit(b[:], 1, 2, 4, 4, 0x1000), encodeAckSplit(b[:], 1, 2, 5, 4, 0x1000)} {
+		if _, _, _, _, _, err := decodeAck(bad); err == nil {
+			t.Errorf("split ACK %x accepted: no address, or an empty or backward range", bad)
+		}
+	}
+	if rr, off, n, err := decodeWrote(encodeWrote(b[:], 6, 7, 8)); err != nil || rr != 6 || off != 7 || n != 8 {
+		t.Fatalf("wrote FIN: %d %d %d %v", rr, off, n, err)
+	}
+	if _, _, _, err := decodeWrote(encodeFin(b[:], 6)); err == nil {
+		t.Error("an 8-byte FIN decoded as a wrote FIN")
 	}
 	rr, off, pl, err := decodeFrag(append(encodeFrag(b[:], 4, 5), 'x'))
 	if err != nil || rr != 4 || off != 5 || string(pl) != "x" {
@@ -79,6 +94,7 @@ func FuzzDecodeHeader(f *testing.F) {
 		decodeAck(data)
 		decodeFrag(data)
 		decodeFin(data)
+		decodeWrote(data)
 		decodeCtl(data)
 	})
 }

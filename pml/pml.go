@@ -49,6 +49,10 @@ type Config struct {
 	// RgetExploreMs: how old, in ms, the slower path's measurement may get
 	// before one message tries it again; 0 means 20.
 	RgetExploreMs int
+	// RgetSplit: a single-copy read of at least this many bytes (beyond
+	// the first chunk) is shared: the sender writes the second half into
+	// the receiver's buffer while the receiver reads the first. 0: never.
+	RgetSplit int
 	// SleepTimeout bounds one sleep in the transport (peer-loss checks and
 	// pending-queue retries happen at least this often while idle).
 	SleepTimeout time.Duration
@@ -56,6 +60,16 @@ type Config struct {
 	// NodeID is the machine identity of each world rank (ranks with the
 	// same value share memory; SplitShared groups by it). nil: one machine.
 	NodeID []int
+}
+
+// splitMin is the smallest read shared with the sender (RgetSplit), or 0
+// when the ranks outnumber the cores (Yield): the sender's part would then
+// wait for the core the receiver's part runs on, and the receive for both.
+func splitMin(cfg Config) int {
+	if cfg.Yield {
+		return 0
+	}
+	return cfg.RgetSplit
 }
 
 // peer is what the PML knows about one world rank.
@@ -206,7 +220,8 @@ func New(cfg Config) (*PML, error) {
 		}
 		a := best.Attributes()
 		p.peers[i] = peer{m: best, lim: limits{eager: a.EagerLimit, firstChunk: a.MaxSendSize, maxSend: a.MaxSendSize,
-			rget: a.SingleCopy, rgetMin: cfg.RgetLimit, rgetMax: cfg.RgetMax, adaptive: cfg.RgetAdaptive}}
+			rget: a.SingleCopy, rgetMin: cfg.RgetLimit, rgetMax: cfg.RgetMax, adaptive: cfg.RgetAdaptive,
+			splitMin: splitMin(cfg)}}
 		p.peers[i].try, _ = best.(btl.TrySender)
 		if a.MaxSendSize <= 0 || a.EagerLimit < 0 || a.EagerLimit > a.MaxSendSize {
 			return nil, fmt.Errorf("pml: BTL %s has eager limit %d and max send size %d; want 0 ≤ eager ≤ max send > 0", best.Name(), a.EagerLimit, a.MaxSendSize)

@@ -14,6 +14,7 @@ type limits struct {
 	rgetMin    int  // messages of at least this size use it (0: never)
 	rgetMax    int  // ... and of at most this size (0: no upper bound)
 	adaptive   bool // offer the buffer of every larger message; the receiver picks read or pipeline (rgetChoice)
+	splitMin   int  // a read of at least this many bytes is shared with the sender (splitRead; 0: never)
 }
 
 // inBand says whether an n-byte message must use the single-copy read:

@@ -2,9 +2,12 @@ package pml
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/gorun-mpi/gorun/internal/errs"
 )
 
 // adaptiveNet is a 2-rank fake network with single copy, first chunks of
@@ -129,5 +132,156 @@ func TestAdaptiveOffAndBand(t *testing.T) {
 				t.Errorf("%d reads; want reads: %v", r, tt.reads)
 			}
 		})
+	}
+}
+
+// TestSplitRead: a rendezvous read of at least pml_ob1_rget_split bytes
+// into a posted receive is shared: the receiver reads the first half, the
+// sender writes the rest into the receiver's buffer. Every byte arrives,
+// and when the write or the read fails, the part it should have moved
+// comes as FRAGs. Below the threshold, and with it 0, the receiver reads
+// it all. Several messages of a window are in flight at once, and a
+// receive shorter than the message truncates.
+func TestSplitRead(t *testing.T) {
+	for _, tt := range []struct {
+		name                string
+		split, n            int
+		readFail, writeFail bool
+		writes, frags       bool
+	}{
+		{"split", 4096, 100000, false, false, true, false},
+		{"write fails", 4096, 100000, false, true, true, true},
+		{"read fails", 4096, 100000, true, false, true, true},
+		{"below the threshold", 200000, 100000, false, false, false, false},
+		{"off", 0, 100000, false, false, false, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			net := newFakeNet(2, 256, 1024)
+			net.rget, net.readFail, net.writeFail = true, tt.readFail, tt.writeFail
+			net.tune = func(c *Config) { c.RgetLimit, c.RgetSplit = 4096, tt.split }
+			const window = 4
+			job(t, net, func(t *testing.T, c *Comm) {
+				if c.Rank() == 1 {
+					var hs [window + 1]Handle
+					bufs := make([][]byte, window+1)
+					for i := range bufs {
+						bufs[i] = make([]byte, tt.n)
+						if i == window {
+							bufs[i] = bufs[i][:tt.n-100] // truncates
+						}
+						if err := c.StartIrecv(&hs[i], bufs[i], 0, 5); err != nil {
+							t.Error(err)
+							return
+						}
+					}
+					// The receives are posted: the messages find them
+					// (a split needs a posted receive).
+					if err := c.Send(nil, 0, 6, false); err != nil {
+						t.Error(err)
+						return
+					}
+					for i := range hs {
+						st, err := hs[i].Wait(nil)
+						want := pattern(tt.n, i)[:len(bufs[i])]
+						if i == window {
+							if !errors.Is(err, errs.ErrTruncate) || st.Count != len(bufs[i]) || !bytes.Equal(bufs[i], want) {
+								t.Errorf("truncated message: status %+v err %v, or wrong bytes", st, err)
+							}
+							continue
+						}
+						if err != nil || st.Count != tt.n || !bytes.Equal(bufs[i], want) {
+							t.Errorf("message %d: status %+v err %v, or wrong bytes", i, st, err)
+						}
+					}
+					return
+				}
+				if _, err := c.Recv(nil, 1, 6); err != nil {
+					t.Error(err)
+					return
+				}
+				var hs [window + 1]Handle
+				msgs := make([][]byte, window+1)
+				for i := range hs {
+					msgs[i] = pattern(tt.n, i)
+					if err := c.StartIsend(&hs[i], msgs[i], 1, 5, false); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+				for i := range hs {
+					if _, err := hs[i].Wait(nil); err != nil {
+						t.Errorf("send %d: %v", i, err)
+					}
+				}
+			})
+			if w := net.writes.Load(); (w > 0) != tt.writes {
+				t.Errorf("%d writes; want writes: %v", w, tt.writes)
+			}
+			if f := net.frags.Load(); (f > 0) != tt.frags {
+				t.Errorf("%d FRAGs; want FRAGs: %v", f, tt.frags)
+			}
+			if r := net.reads.Load(); r == 0 {
+				t.Error("no single-copy reads")
+			}
+		})
+	}
+}
+
+// TestSplitReadPeerLost: a receive that has read its part of a split read
+// and waits for the sender's fails with ErrPeerLost when the sender is
+// lost before it answers.
+func TestSplitReadPeerLost(t *testing.T) {
+	net := newFakeNet(2, 256, 1024)
+	net.rget = true
+	net.tune = func(c *Config) { c.RgetLimit, c.RgetSplit = 4096, 4096 }
+	stop := make(chan struct{})
+	job(t, net, func(t *testing.T, c *Comm) {
+		if c.Rank() == 0 {
+			defer func() { <-stop }() // lost: never polls again
+			if _, err := c.Recv(nil, 1, 6); err != nil {
+				t.Error(err)
+				return
+			}
+			var h Handle
+			if err := c.StartIsend(&h, pattern(100000, 0), 1, 5, false); err != nil {
+				t.Error(err)
+			}
+			return
+		}
+		defer close(stop)
+		var h Handle
+		if err := c.StartIrecv(&h, make([]byte, 100000), 0, 5); err != nil {
+			t.Error(err)
+			return
+		}
+		go func() {
+			for net.reads.Load() == 0 { // our part is read: the sender's is awaited
+				time.Sleep(time.Millisecond)
+			}
+			net.kill(0)
+		}()
+		if err := c.Send(nil, 0, 6, false); err != nil {
+			t.Error(err)
+			return
+		}
+		if _, err := h.Wait(nil); !errors.Is(err, errs.ErrPeerLost) {
+			t.Errorf("receive from the lost rank: %v; want ErrPeerLost", err)
+		}
+		if w := net.writes.Load(); w != 0 {
+			t.Errorf("the lost rank wrote %d times", w)
+		}
+	})
+}
+
+// TestSplitMin: the split read is off when the ranks outnumber the cores.
+func TestSplitMin(t *testing.T) {
+	for _, tt := range []struct {
+		split int
+		yield bool
+		want  int
+	}{{65536, false, 65536}, {65536, true, 0}, {0, false, 0}} {
+		if got := splitMin(Config{RgetSplit: tt.split, Yield: tt.yield}); got != tt.want {
+			t.Errorf("splitMin(RgetSplit %d, Yield %v) = %d; want %d", tt.split, tt.yield, got, tt.want)
+		}
 	}
 }

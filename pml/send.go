@@ -69,7 +69,11 @@ func (r *Request) afterSend(copied bool, err error) error {
 
 // onAck handles the receiver's answer to a RNDV or a sync MATCH.
 func (p *PML) onAck(src int, data []byte) {
-	sreq, rreq, from, want, err := decodeAck(data)
+	sreq, rreq, from, want, addr, err := decodeAck(data)
+	if err == nil && addr != 0 {
+		p.onSplitAck(src, sreq, rreq, from, want, uintptr(addr))
+		return
+	}
 	r := p.takeSend(src, sreq, "ACK", err)
 	if r == nil {
 		return
@@ -79,6 +83,37 @@ func (p *PML) onAck(src int, data []byte) {
 		p.sendFrags(r, rreq, int(from), int(want))
 	}
 	r.release() // the answer's token
+}
+
+// onSplitAck handles a split ACK (recv.go, splitRead): the receiver reads
+// the first part of our buffer and asks us to write [from, want) into its
+// buffer at addr meanwhile, so that both ranks' cores copy. The send stays
+// in sends for the FIN the receiver sends once its read is done (or the
+// plain ACK that asks for its part as FRAGs if the read failed); it
+// completes on that. A write that fails sends the part as FRAGs instead.
+func (p *PML) onSplitAck(src int, sreq, rreq, from, want uint64, addr uintptr) {
+	p.endDelivery() // a BTL callback: the poll may hold mu (recv.go)
+	p.mu.Lock()
+	r := p.sends[sreq]
+	p.mu.Unlock()
+	if r == nil || r.peer != src || want > uint64(len(r.buf)) {
+		p.log.Error("split ACK for an unknown send request or beyond its buffer", "from", src, "sreq", sreq, "bytes", want)
+		return
+	}
+	// r stays valid: only BTL callbacks (this one holds progMu) or a
+	// loss of src, handled under progMu too, end a send in sends.
+	r.pending.Add(1) // the FIN still to come
+	pe := &p.peers[src]
+	w, ok := pe.m.(btl.Writer)
+	if ok && w.WriteTo(src, addr, r.buf[from:want]) == nil {
+		if _, err := pe.m.Send(src, btl.TagPMLFin, encodeWrote(r.hdr[:], rreq, from, want-from), nil, nil); err != nil {
+			p.finishSend(r, err)
+			return
+		}
+	} else {
+		p.sendFrags(r, rreq, int(from), int(want))
+	}
+	r.release() // the split ACK's token
 }
 
 // sendFrags streams buf[from:to] of r as FRAGs of the peer's max send size.
@@ -121,6 +156,10 @@ func (p *PML) takeSend(src int, sreq uint64, what string, decodeErr error) *Requ
 
 // onFin: the receiver has read the payload itself (single copy).
 func (p *PML) onFin(src int, data []byte) {
+	if len(data) == wroteHdrLen {
+		p.onWrote(src, data)
+		return
+	}
 	sreq, err := decodeFin(data)
 	if r := p.takeSend(src, sreq, "FIN", err); r != nil {
 		r.release()
