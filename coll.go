@@ -503,8 +503,9 @@ func ialltoall[T Scalar](c *Comm, send, recv []T, block bool) (*Request, error) 
 	if t := c.shmTeamIf(block, n*count*e); t != nil {
 		return nil, fatalCheck(t.Alltoall(asBytes(in), asBytes(recv)))
 	}
-	s := sched(coll.Key{Coll: coll.KAlltoall, N: n, R: me, Count: count, Elem: e, Flag: inPlace},
-		func(cfg coll.Config) coll.Schedule { return cfg.AlltoallSchedule(n, me, count, e, inPlace) })
+	over := block && c.shmOver()
+	s := sched(coll.Key{Coll: coll.KAlltoall, N: n, R: me, Count: count, Elem: e, Flag: inPlace, Over: over},
+		func(cfg coll.Config) coll.Schedule { return cfg.AlltoallScheduleOver(n, me, count, e, inPlace, over) })
 	return c.launch(block, s, e, asBytes(send), asBytes(recv), nil)
 }
 

@@ -223,15 +223,22 @@ func (c *Comm) shmTeamReadBcast(block bool, bytes int) *shm.Team {
 }
 
 // shmTeamReadAlltoall is shmTeamRead for an Alltoall of bytes per rank in
-// blocks of block bytes, which with more ranks than cores also reads
-// blocks of 64-128 KiB, instead of the slots (np 4) or the pairwise
-// schedule: np 4 on 2 cores, Alltoall/Open MPI (multi.py, rounds 11-15,
-// main and this interleaved, 4 takes) 64 KiB 1.30-1.54 -> 0.87-0.97, 128
-// KiB 1.07-1.55 -> 0.92-1.20; np 8 64 KiB 1.63-1.66 -> 1.26-1.33, 128 KiB
-// 1.49 -> 1.27. Reading lost below (np 4 32 KiB 0.88 -> 0.97, np 8 1.11)
-// and at 512 KiB-1 MiB (np 4 0.88-1.08 -> 0.91-1.16).
+// blocks of blk bytes, which with more ranks than cores also reads
+// blocks of 64-128 KiB (on up to 4 ranks 32-128 KiB), instead of the
+// slots (np 4) or the schedules:
+// np 4 on 2 cores, Alltoall/Open MPI (multi.py, rounds 11-15, main and
+// this interleaved, 4 takes) 64 KiB 1.30-1.54 -> 0.87-0.97, 128 KiB
+// 1.07-1.55 -> 0.92-1.20; np 8 64 KiB 1.63-1.66 -> 1.26-1.33, 128 KiB
+// 1.49 -> 1.27; 32 KiB, once each rank reads whoever has arrived
+// (readReady), 0.97-1.03 -> 0.86-0.98 (3 takes). Reading lost at 16 KiB
+// (np 8 at 32 KiB: 0.96 -> 1.11) and at 512 KiB-1 MiB (np 4 0.88-1.08 ->
+// 0.91-1.16).
 func (c *Comm) shmTeamReadAlltoall(block bool, bytes, blk int) *shm.Team {
-	if t := c.shmTeamRead(block, bytes); t != nil || !block || blk < 64<<10 || blk > 128<<10 {
+	least := 64 << 10
+	if c.Size() <= 4 {
+		least = 32 << 10
+	}
+	if t := c.shmTeamRead(block, bytes); t != nil || !block || blk < least || blk > 128<<10 {
 		return t
 	}
 	if t := c.shmTeamFor(0, true); t != nil && c.shm.read {
@@ -261,6 +268,14 @@ func (c *Comm) shmTeamSplitRead(block bool, bytes int) *shm.Team {
 		return nil // the slots take it
 	}
 	return t
+}
+
+// shmOver reports whether c's segment is set up and rank 0 saw the job
+// oversubscribed when it made it: the same on every rank at every call
+// (the segment is made at the same call on all, collectively).
+func (c *Comm) shmOver() bool {
+	s := &c.shm
+	return s.state.Load() == shmReady && s.team != nil && s.over
 }
 
 // shmTeamIf is shmTeam for a blocking call, nil for a nonblocking one

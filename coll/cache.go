@@ -14,6 +14,7 @@ type Key struct {
 	N, R, Root, Count, Elem int
 	In                      Region
 	Flag                    bool
+	Over                    bool // chosen for ranks that share cores (see Config.AlltoallScheduleOver)
 }
 
 // CollKind is which collective a Key's schedule is for.

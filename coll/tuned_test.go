@@ -55,3 +55,25 @@ func TestBcastSelection(t *testing.T) {
 		}
 	}
 }
+
+// Auto selection for Alltoall above 256 KiB per rank: pairwise, or linear
+// for ranks that share cores; a forced algorithm stays.
+func TestAlltoallSelectionOver(t *testing.T) {
+	const n, count = 4, 128 << 10 // 512 KiB per rank in bytes
+	for r := 0; r < n; r++ {
+		for _, c := range []struct {
+			cfg  Config
+			over bool
+			want Schedule
+			name string
+		}{
+			{Config{}, false, AlltoallPairwise(n, r, count, false), "pairwise"},
+			{Config{}, true, AlltoallLinear(n, r, count, false), "linear"},
+			{Config{Alltoall: "pairwise"}, true, AlltoallPairwise(n, r, count, false), "forced pairwise"},
+		} {
+			if got := c.cfg.AlltoallScheduleOver(n, r, count, 1, false, c.over); !reflect.DeepEqual(got, c.want) {
+				t.Errorf("rank %d, over %v: the schedule is not %s", r, c.over, c.name)
+			}
+		}
+	}
+}
