@@ -450,13 +450,13 @@ func iallgather[T Scalar](c *Comm, send, recv []T, block bool) (*Request, error)
 		if len(recv) != n*count {
 			return nil, lenErr("Allgather", "recv", len(recv), n*count)
 		}
-		if t := c.shmTeamRead(block, count*elemSize[T]()); t != nil {
+		if t := c.shmTeamReadAllgather(block, count*elemSize[T]()); t != nil {
 			return nil, fatalCheck(t.AllgatherRead(asBytes(send), asBytes(recv)))
 		}
 		coll.CopyBytes(asBytes(recv[me*count:]), asBytes(send))
 	}
 	e := elemSize[T]()
-	if t := c.shmTeamRead(block, count*e); t != nil && send == nil {
+	if t := c.shmTeamReadAllgather(block, count*e); t != nil && send == nil {
 		return nil, fatalCheck(t.AllgatherRead(asBytes(recv[me*count:(me+1)*count]), asBytes(recv)))
 	}
 	if t := c.shmTeamIf(block, count*e); t != nil {
