@@ -201,26 +201,27 @@ func (c *Comm) shmTeamRead(block bool, bytes int) *shm.Team {
 	return t
 }
 
-// shmTeamReadBcast is shmTeamRead for a Bcast, which with more ranks than
-// cores also reads from 64 to 128 KiB and from 1 MiB: np 4 on 2 cores,
-// Bcast/Open MPI (compare.py --rounds 3, main and this interleaved, 6
-// takes each) 32-128 KiB 1.06-1.56 -> 0.89-1.41 (medians 1.19 -> 1.03),
-// 1-4 MiB 0.81-1.12 -> 0.62-0.91; 16 KiB and 256-512 KiB lost (0.72-0.84
-// -> 0.83-1.67 in 4 takes), where the slots' copies stay in the caches.
-// On the host of 2026-11-28 32 KiB lost too (multi.py, 15 rounds, 2
-// takes: reads 1.27-1.30, slots 1.03-1.14 of Open MPI).
+// shmTeamReadBcast is shmTeamRead for a Bcast. With more ranks than cores
+// a Bcast reads only what the slots cannot take (it did from 64 to 128 KiB
+// and from 1 MiB): the slots move it in pieces (shmPipe).
 func (c *Comm) shmTeamReadBcast(block bool, bytes int) *shm.Team {
 	if t := c.shmTeamRead(block, bytes); t != nil || !block {
 		return t
 	}
-	if bytes < 64<<10 || bytes > 128<<10 && bytes < 1<<20 {
-		return nil
-	}
-	if t := c.shmTeamFor(0, true); t != nil && c.shm.read {
+	if t := c.shmTeamFor(0, true); t != nil && c.shm.read && c.shm.over && bytes > t.Slot() {
 		return t
 	}
 	return nil
 }
+
+// shmPipe is the piece of a slot Bcast with more ranks than cores
+// (shm.Hooks.Pipe): the others copy one piece while the root copies the
+// next. np 4 on 2 cores, Bcast/Open MPI (multi.py, median of 15 per-round
+// ratios, main and this interleaved, 3 takes) against main's slots or
+// reads: 32-128 KiB 0.98-1.34 -> 0.81-1.09, 256-512 KiB 0.71-0.92 ->
+// 0.52-0.58, 1-4 MiB 0.75-0.76 -> 0.36-0.43 (against reading the root's
+// buffer); 4 KiB pieces did less well at 32-128 KiB.
+const shmPipe = 8 << 10
 
 // shmTeamReadAlltoall is shmTeamRead for an Alltoall of bytes per rank in
 // blocks of blk bytes, which with more ranks than cores also reads
@@ -380,6 +381,9 @@ func (c *Comm) shmSetup() (team *shm.Team, limit int, over, read bool) {
 		// Barrier, one cache-line transfer shorter.
 		yield := over
 		h := shm.Hooks{Progress: state.pml.Progress, Check: c.shmCheck, Yield: yield, Lead: yield}
+		if over {
+			h.Pipe = shmPipe
+		}
 		// ok 2: this rank can also read every other rank's memory.
 		canRead, canWrite := true, true
 		for r := 0; r < n; r++ {

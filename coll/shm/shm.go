@@ -83,6 +83,11 @@ type Hooks struct {
 	// Read copies len(dst) bytes at addr in team rank r's memory into dst
 	// (single copy: process_vm_readv); nil: none (see read.go).
 	Read func(r int, addr uintptr, dst []byte) error
+	// Pipe: a slot Bcast of more than Pipe bytes moves in pieces of
+	// Pipe bytes, each published as soon as the root has copied it, so
+	// that the others copy one while the root copies the next (0: in one
+	// piece).
+	Pipe int
 	// Write copies src to addr in team rank r's memory
 	// (process_vm_writev); nil: none, and the two-rank operations that
 	// split the bytes between both ranks read them all instead (read.go).
@@ -178,6 +183,9 @@ func Open(path string, n, me, slot int, h Hooks) (*Team, error) {
 	}
 	if h.Spin <= 0 {
 		h.Spin = SpinDefault
+	}
+	if h.Pipe > 0 {
+		h.Pipe = max(h.Pipe, slot>>pieceBits+1)
 	}
 	return &Team{n: n, me: me, slot: slot, cell: cellSize(slot), mem: mem, hooks: h, lead: -1}, nil
 }
@@ -467,6 +475,9 @@ func (t *Team) Reduce(in, out []byte, root int, red func(acc, in []byte)) error 
 // between cores; np 2, far placement: 0.41-0.44 us Reduces and 0.35-0.40
 // us Bcasts of 4-64 B, 0.27-0.33 and 0.27-0.30 without). The same goes for
 // the non-roots of a Reduce.
+//
+// With Hooks.Pipe, a Bcast of more than Pipe bytes moves in pieces (see
+// Pipe): every rank decides alike, from len(buf).
 func (t *Team) Bcast(buf []byte, root int) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -475,18 +486,73 @@ func (t *Team) Bcast(buf []byte, root int) error {
 		return err
 	}
 	t.lead = root
+	pipe := t.hooks.Pipe > 0 && len(buf) > t.hooks.Pipe
 	if t.me == root {
-		copy(t.slotOf(t.me, s, len(buf)), buf)
+		if pipe {
+			t.pipeOut(s, buf)
+		} else {
+			copy(t.slotOf(t.me, s, len(buf)), buf)
+		}
 		storeRel(t.doneWord(t.me), s) // not XCHG: see publish
 		t.publish(t.arrive(t.me, s), s)
 		return nil
 	}
-	r := t.arrive(root, s)
-	if err := t.wait(func() bool { return r.Load() >= s }); err != nil {
-		return err
+	if pipe {
+		if err := t.pipeIn(s, buf, root); err != nil {
+			return err
+		}
+	} else {
+		r := t.arrive(root, s)
+		if err := t.wait(func() bool { return r.Load() >= s }); err != nil {
+			return err
+		}
+		copy(buf, t.slotOf(root, s, len(buf)))
 	}
-	copy(buf, t.slotOf(root, s, len(buf)))
 	t.publish(t.done(t.me), s)
+	return nil
+}
+
+// progress is rank r's pipeline word: s<<pieceBits | the pieces of
+// operation s it has put in its slot (in the done line's second cache
+// line, beside cpuWord, which is written only now and then).
+func (t *Team) progress(r int) *atomic.Uint64 {
+	return (*atomic.Uint64)(unsafe.Pointer(&t.mem[r*2*LineSize+72]))
+}
+
+// pieceBits: a pipelined Bcast has fewer than 1<<pieceBits pieces
+// (Hooks.Pipe is at least Slot>>pieceBits: see Open).
+const pieceBits = 20
+
+// pipeOut copies buf into this rank's slot of s Hooks.Pipe bytes at a
+// time, publishing each piece (all but the last: the arrival says that).
+func (t *Team) pipeOut(s uint64, buf []byte) {
+	slot := t.slotOf(t.me, s, len(buf))
+	k := uint64(0)
+	for off := 0; off < len(buf); off += t.hooks.Pipe {
+		end := min(off+t.hooks.Pipe, len(buf))
+		copy(slot[off:end], buf[off:end])
+		k++
+		if end < len(buf) {
+			t.publish(t.progress(t.me), s<<pieceBits|k)
+		}
+	}
+}
+
+// pipeIn copies root's slot of s into buf piece by piece as pipeOut
+// publishes them.
+func (t *Team) pipeIn(s uint64, buf []byte, root int) error {
+	slot := t.slotOf(root, s, len(buf))
+	p, r := t.progress(root), t.arrive(root, s)
+	k := uint64(0)
+	for off := 0; off < len(buf); off += t.hooks.Pipe {
+		end := min(off+t.hooks.Pipe, len(buf))
+		k++
+		want := s<<pieceBits | k
+		if err := t.wait(func() bool { return r.Load() >= s || p.Load() >= want }); err != nil {
+			return err
+		}
+		copy(buf[off:end], slot[off:end])
+	}
 	return nil
 }
 
