@@ -32,10 +32,15 @@ package coll
 // ranks with a core each whose memory they can read (btl/sm's single
 // copy), blocking Bcast, and Reduce, Allreduce, Allgather and Alltoall that
 // are not in place, go through single-copy reads of each other's buffers instead
-// (coll/shm's *Read operations), whatever their size; with more ranks than
-// cores, a blocking Allreduce not in place that the segment does not take
-// goes through coll/shm's AllreduceSplitRead (each rank folds 1/n of it,
-// then reads the others' parts).
+// (coll/shm's *Read operations), whatever their size. With more ranks than
+// cores (blocking calls): an Allreduce not in place that the segment does
+// not take goes through coll/shm's AllreduceSplitRead (each rank folds 1/n
+// of it, then reads the others' parts); an Allgather not in place of
+// blocks the segment does not take, and an Alltoall not in place of 64-128
+// KiB blocks (32-128 KiB on up to 4 ranks), through single-copy reads; a
+// Bcast through the segment in 8 KiB pieces up to its slot, through reads
+// above; an Alltoall above 256 KiB per rank takes linear instead of
+// pairwise (AlltoallScheduleOver).
 
 // Barrier returns the barrier schedule.
 func (c Config) BarrierSchedule(n, r int) Schedule { return BarrierDissemination(n, r) }
