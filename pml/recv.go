@@ -337,13 +337,16 @@ func (p *PML) splitRead(j *rndvJob) bool {
 	r, src := j.r, j.src
 	pe := &p.peers[src]
 	rest := r.want - r.received
-	if pe.lim.splitMin <= 0 || rest < pe.lim.splitMin || p.activeSends.Load() != 0 {
-		return false
+	if pe.lim.splitMin <= 0 || rest < pe.lim.splitMin || p.activeSends.Load() != 0 || r.rg.timed {
+		return false // (a read that pml_ob1_rget_adaptive times is the receiver's alone)
 	}
 	if _, ok := pe.m.(btl.Writer); !ok {
 		return false
 	}
-	mid := r.received + rest/2&^63 // the sender's part starts on a cache line of ours
+	mid := r.received + rest/2&^63 // our part a whole number of cache lines long
+	if mid == r.received {
+		return false // under 128 bytes (pml_ob1_rget_split set that low): not worth it
+	}
 	p.mu.Lock()
 	p.nextID++
 	r.id = p.nextID
