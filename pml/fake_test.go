@@ -41,7 +41,18 @@ type fakeNet struct {
 	// counting them in reads and writes).
 	readFail, writeFail bool
 	writes              atomic.Int64
+	// runners makes job give the PMLs the modules as runners (runnerMod),
+	// whose running flags are these.
+	runners bool
+	running [8]atomic.Bool
 }
+
+// runnerMod is a fakeMod that shows which ranks say they poll (the
+// runner interface, sm's running flag).
+type runnerMod struct{ *fakeMod }
+
+func (m runnerMod) SetRunning(on bool)        { m.net.running[m.rank].Store(on) }
+func (m runnerMod) PeerRunning(rank int) bool { return m.net.running[rank].Load() }
 
 type fakeFrag struct {
 	src    int

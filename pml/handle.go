@@ -163,6 +163,9 @@ func (c *Comm) StartIsend(h *Handle, buf []byte, dest, tag int, sync bool) error
 	} else {
 		r = reqPool.Get().(*Request)
 		err = c.startSend(r, buf, dest, tag, sync, plan)
+		if r.big {
+			c.p.setRunning(false) // back to the caller (see startSend)
+		}
 	}
 	if err != nil {
 		return err // r may still be known to the PML: the GC takes it

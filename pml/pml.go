@@ -165,9 +165,14 @@ type PML struct {
 	streaming bool
 
 	activeSends atomic.Int64 // send requests started and not finished (Finalize waits for 0)
-	nlost       atomic.Int32 // peers reported lost
-	finalizing  atomic.Bool  // Finalize has started
-	closed      atomic.Bool
+	// bigSends counts the sends whose receiver may split their read
+	// (recv.go, splitRead): while there are any, a wait says so through
+	// the runner modules (waitLook), and a receiver splits only while we
+	// do, so that it never waits for a rank that computes.
+	bigSends   atomic.Int32
+	nlost      atomic.Int32 // peers reported lost
+	finalizing atomic.Bool  // Finalize has started
+	closed     atomic.Bool
 
 	// spare is a zeroed request kept for the next blocking call.
 	spare atomic.Pointer[Request]
@@ -322,7 +327,10 @@ func (p *PML) finishSend(r *Request, err error) {
 		delete(p.sends, r.id)
 		p.mu.Unlock()
 	}
-	r.finish(Status{}, err)
+	big := r.big // r may be recycled once finished
+	if r.finish(Status{}, err) && big {
+		p.bigSends.Add(-1)
+	}
 }
 
 // othersLost reports whether every other rank is gone, nlost of them

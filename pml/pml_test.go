@@ -20,7 +20,11 @@ func job(t *testing.T, net *fakeNet, body func(t *testing.T, c *Comm)) {
 	n := len(net.mods)
 	pmls := make([]*PML, n)
 	for i := range pmls {
-		cfg := Config{Rank: i, Size: n, Modules: []btl.Module{net.mods[i]}, SpinCount: 50,
+		var mod btl.Module = net.mods[i]
+		if net.runners {
+			mod = runnerMod{net.mods[i]}
+		}
+		cfg := Config{Rank: i, Size: n, Modules: []btl.Module{mod}, SpinCount: 50,
 			UnexpectedLimit: net.limit, RgetLimit: 1, SleepTimeout: 5 * time.Millisecond}
 		if net.tune != nil {
 			net.tune(&cfg)

@@ -330,6 +330,12 @@ func (p *PML) runRndv(j *rndvJob) {
 // part is counted: the sender's answer and a loss of the sender are
 // handled by later polls.
 //
+// Only while the sender is in a wait (it says so while it has such sends,
+// see waitLook): the read is then done by two cores, where a sender that
+// computes between its Isend and its Wait would leave the receive waiting
+// for its next call, and the receiver reads it all instead, as Open MPI's
+// vader does.
+//
 // Not while sends of ours are in flight: the other rank is then busy with
 // our messages (osu bibw), and its part of ours would only wait for it
 // (bibw 64-256 KiB 0.98-1.13 of Open MPI -> 0.81-1.05 with the split).
@@ -342,6 +348,9 @@ func (p *PML) splitRead(j *rndvJob) bool {
 	}
 	if _, ok := pe.m.(btl.Writer); !ok {
 		return false
+	}
+	if rn, ok := pe.m.(runner); !ok || !rn.PeerRunning(src) {
+		return false // the sender computes: it would write its part only at its next call
 	}
 	mid := r.received + rest/2&^63 // our part a whole number of cache lines long
 	if mid == r.received {

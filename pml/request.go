@@ -60,6 +60,7 @@ type Request struct {
 	fast    bool // eager Isend: SendDone completes it directly (no tokens)
 	sync    bool // Ssend
 	tracked bool // in PML.sends
+	big     bool // counted in PML.bigSends until it finishes (a read its receiver may split)
 
 	// receive side
 	recv     match.Recv // Data points back to the request

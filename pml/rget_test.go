@@ -157,7 +157,7 @@ func TestSplitRead(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			net := newFakeNet(2, 256, 1024)
-			net.rget, net.readFail, net.writeFail = true, tt.readFail, tt.writeFail
+			net.rget, net.readFail, net.writeFail, net.runners = true, tt.readFail, tt.writeFail, true
 			net.tune = func(c *Config) { c.RgetLimit, c.RgetSplit = 4096, tt.split }
 			const window = 4
 			job(t, net, func(t *testing.T, c *Comm) {
@@ -232,7 +232,7 @@ func TestSplitRead(t *testing.T) {
 // lost before it answers.
 func TestSplitReadPeerLost(t *testing.T) {
 	net := newFakeNet(2, 256, 1024)
-	net.rget = true
+	net.rget, net.runners = true, true
 	net.tune = func(c *Config) { c.RgetLimit, c.RgetSplit = 4096, 4096 }
 	stop := make(chan struct{})
 	job(t, net, func(t *testing.T, c *Comm) {
@@ -246,6 +246,7 @@ func TestSplitReadPeerLost(t *testing.T) {
 			if err := c.StartIsend(&h, pattern(100000, 0), 1, 5, false); err != nil {
 				t.Error(err)
 			}
+			net.running[0].Store(true) // as if in a wait, so that the read is split
 			return
 		}
 		defer close(stop)
@@ -283,5 +284,51 @@ func TestSplitMin(t *testing.T) {
 		if got := splitMin(Config{RgetSplit: tt.split, Yield: tt.yield}); got != tt.want {
 			t.Errorf("splitMin(RgetSplit %d, Yield %v) = %d; want %d", tt.split, tt.yield, got, tt.want)
 		}
+	}
+}
+
+// TestSplitReadSenderAway: a sender that has returned from its Isend and
+// computes (it does not say it polls) gets no split ACK: the receiver
+// reads the whole message and completes without it.
+func TestSplitReadSenderAway(t *testing.T) {
+	net := newFakeNet(2, 256, 1024)
+	net.rget, net.runners = true, true
+	net.tune = func(c *Config) { c.RgetLimit, c.RgetSplit = 4096, 4096 }
+	stop := make(chan struct{})
+	msg := pattern(100000, 0)
+	job(t, net, func(t *testing.T, c *Comm) {
+		if c.Rank() == 0 {
+			if _, err := c.Recv(nil, 1, 6); err != nil {
+				t.Error(err)
+				return
+			}
+			var h Handle
+			if err := c.StartIsend(&h, msg, 1, 5, false); err != nil {
+				t.Error(err)
+				return
+			}
+			<-stop // computing: no call, so no poll, until the receive is done
+			if _, err := h.Wait(nil); err != nil {
+				t.Errorf("send: %v", err)
+			}
+			return
+		}
+		defer close(stop)
+		buf := make([]byte, len(msg))
+		var h Handle
+		if err := c.StartIrecv(&h, buf, 0, 5); err != nil {
+			t.Error(err)
+			return
+		}
+		if err := c.Send(nil, 0, 6, false); err != nil {
+			t.Error(err)
+			return
+		}
+		if st, err := h.Wait(nil); err != nil || st.Count != len(msg) || !bytes.Equal(buf, msg) {
+			t.Errorf("receive: status %+v err %v, or wrong bytes", st, err)
+		}
+	})
+	if w := net.writes.Load(); w != 0 {
+		t.Errorf("%d writes by a sender that was computing; want none", w)
 	}
 }

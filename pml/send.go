@@ -23,6 +23,14 @@ func (c *Comm) startSend(r *Request, buf []byte, dest, tag int, sync bool, plan 
 	if sync {
 		h.flags |= flagSync
 	}
+	if plan.proto == protoRget && pe.lim.splitMin > 0 && len(buf) >= pe.lim.splitMin && !p.cfg.Yield && len(p.wait.runners) > 0 {
+		// Polling from here on (a receiver may split the read): a
+		// blocking Send's wait follows, an Isend says it has returned
+		// (StartIsend), and the receiver may look before either.
+		r.big = true
+		p.bigSends.Add(1)
+		p.setRunning(true)
+	}
 	if plan.proto != protoEager {
 		h.size = uint64(len(buf))
 		if plan.proto == protoRget || plan.offer {
@@ -56,7 +64,10 @@ func (r *Request) afterSend(copied bool, err error) error {
 			r.p.mu.Unlock()
 		}
 		r.pending.Store(0)
-		r.finish(Status{}, err)
+		big, p := r.big, r.p
+		if r.finish(Status{}, err) && big {
+			p.bigSends.Add(-1)
+		}
 		return err
 	}
 	if copied {

@@ -224,8 +224,20 @@ func (p *PML) othersFirst() {
 
 // waitLook is Wait; look says whether to look for other goroutines ready to
 // run as it starts (false: the caller just did, see othersFirst).
+//
+// While the rank has sends whose receiver may split their read (bigSends),
+// the wait says it is polling through the runner modules (sm's running
+// flag: not otherwise used with a core per rank, and split reads are off
+// without), so that a receiver splits a read only while the sender polls
+// and will write its part (see splitRead).
 func (p *PML) waitLook(ctx context.Context, r *Request, look bool) error {
-	return p.waitSpin(ctx, r, look, 0)
+	if p.bigSends.Load() == 0 {
+		return p.waitSpin(ctx, r, look, 0)
+	}
+	p.setRunning(true)
+	err := p.waitSpin(ctx, r, look, 0)
+	p.setRunning(false)
+	return err
 }
 
 // waitBarrier is Wait for a Barrier's message: its spin phase lasts at
