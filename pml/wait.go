@@ -78,6 +78,11 @@ type waitState struct {
 	// wakeSpin: the spin phases poll that long before the next sleep.
 	wakeSpin atomic.Bool
 
+	// events counts the progress passes, of any goroutine, that handled
+	// something: a sleeper-to-be that yields (yieldToOthers) looks at it
+	// to learn that another goroutine's poll may have ended its wait.
+	events atomic.Uint64
+
 	place placer // oversubscribed: the CPU this rank keeps to (see placer)
 }
 
@@ -170,7 +175,10 @@ func (p *PML) Progress() int {
 	n := p.progressLocked()
 	p.progMu.Unlock()
 	if h := p.hook.Load(); h != nil {
-		n += (*h)()
+		if k := (*h)(); k > 0 {
+			n += k
+			p.wait.noteEvents()
+		}
 	}
 	return n
 }
@@ -188,8 +196,18 @@ func (p *PML) progressLocked() int {
 		n += m.Progress()
 		p.endPass() // the poll's batch of deliveries (recv.go)
 	}
+	if n > 0 {
+		p.wait.noteEvents()
+	}
 	return n
 }
+
+// noteEvents moves events on with a plain store, not a locked add, which
+// would cost the poll that delivers a ping-pong's message the wait for
+// its store buffer: progressLocked's writers hold progMu, and a hook's
+// may race one another, but whatever they store differs from what a
+// waiter read before them, which is all yieldToOthers asks.
+func (w *waitState) noteEvents() { relaxed.Store64(&w.events, w.events.Load()+1) }
 
 // kick wakes the sleeper after a local event that no remote sender will
 // announce (a send to self, a cancel, a lost peer, Close).
@@ -808,10 +826,18 @@ func (p *PML) block(ctx context.Context, done <-chan struct{}, wc func() chan st
 // ready to run: it lets it run and polls each time it gets the P back. It
 // reports true when something ended the block meanwhile (an event, its
 // own completion, done, Close), false when it should sleep now.
+//
+// An event is any goroutine's, not only its own poll's: a goroutine that
+// polls all the time (a loop of Tests) takes every arrival first and
+// keeps another one ready to run, so a waiter that looked only at its own
+// polls (a Probe, which has no channel of its own) kept the role, and the
+// waiters parked behind it their sleep, for good (soak, 4 ranks on 2 cores
+// with pml_ob1_yield_when_idle no: rounds stalled in 2 of 4 runs).
 func (p *PML) yieldToOthers(done <-chan struct{}, own chan struct{}) bool {
+	ev := p.wait.events.Load()
 	for p.wait.othersLook() {
 		runtime.Gosched()
-		if p.closed.Load() || p.Progress() > 0 {
+		if p.closed.Load() || p.Progress() > 0 || p.wait.events.Load() != ev {
 			return true
 		}
 		select {

@@ -1,6 +1,7 @@
 package pml
 
 import (
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -197,4 +198,57 @@ func TestSpinPhase(t *testing.T) {
 			p.Close()
 		}
 	}
+}
+
+// TestProbeBesideATestLoop: with one P, a goroutine that loops on Test
+// takes every arrival with its polls and is always ready to run; a Probe
+// of another goroutine of the rank, which holds the sleeper role and
+// yields to it, must still see the message another goroutine's poll
+// delivered (it hung, and with it the job: soak with 4 ranks on 2 cores
+// and pml_ob1_yield_when_idle no).
+func TestProbeBesideATestLoop(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	job(t, newFakeNet(2, 256, 1024), func(t *testing.T, c *Comm) {
+		if c.Rank() == 0 {
+			time.Sleep(100 * time.Millisecond) // the Probe is past its spin and yields
+			if err := c.Send([]byte("probe me"), 1, 5, false); err != nil {
+				t.Error(err)
+				return
+			}
+			if _, err := c.Recv(nil, 1, 6); err != nil { // the Probe is done
+				t.Error(err)
+				return
+			}
+			if err := c.Send(nil, 1, 9, false); err != nil { // ends the Test loop
+				t.Error(err)
+			}
+			return
+		}
+		var h Handle
+		if err := c.StartIrecv(&h, nil, 0, 9); err != nil {
+			t.Error(err)
+			return
+		}
+		loop := make(chan struct{})
+		go func() {
+			defer close(loop)
+			for {
+				if _, done, err := h.Test(); done || err != nil {
+					return
+				}
+			}
+		}()
+		st, err := c.Probe(0, 5)
+		if err != nil || st.Count != 8 {
+			t.Errorf("Probe: %+v, %v", st, err)
+		}
+		buf := make([]byte, 8)
+		if _, err := c.Recv(buf, 0, 5); err != nil {
+			t.Error(err)
+		}
+		if err := c.Send(nil, 0, 6, false); err != nil {
+			t.Error(err)
+		}
+		<-loop
+	})
 }
