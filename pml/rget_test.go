@@ -332,3 +332,43 @@ func TestSplitReadSenderAway(t *testing.T) {
 		t.Errorf("%d writes by a sender that was computing; want none", w)
 	}
 }
+
+// TestSplitFlagDown: a rank says it polls only while a send its receiver
+// may split is starting or waited for: after an Isend's return, after
+// its wait, and after a blocking Send that failed to start, it is down.
+func TestSplitFlagDown(t *testing.T) {
+	net := newFakeNet(3, 256, 1024)
+	net.rget, net.runners = true, true
+	net.tune = func(c *Config) { c.RgetLimit, c.RgetSplit = 4096, 4096 }
+	job(t, net, func(t *testing.T, c *Comm) {
+		switch c.Rank() {
+		case 0:
+			var h Handle
+			if err := c.StartIsend(&h, pattern(100000, 0), 1, 5, false); err != nil {
+				t.Error(err)
+				return
+			}
+			if net.running[0].Load() {
+				t.Error("flag up after the Isend returned")
+			}
+			if _, err := h.Wait(nil); err != nil {
+				t.Error(err)
+			}
+			if net.running[0].Load() {
+				t.Error("flag up after the wait")
+			}
+			net.kill(2) // not polled yet: the PML starts the send, the module refuses it
+			if err := c.Send(pattern(100000, 1), 2, 5, false); !errors.Is(err, errs.ErrPeerLost) {
+				t.Errorf("Send to a lost rank: %v; want ErrPeerLost", err)
+			}
+			if net.running[0].Load() {
+				t.Error("flag up after a Send that failed")
+			}
+		case 1:
+			buf := make([]byte, 100000)
+			if _, err := c.Recv(buf, 0, 5); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+}

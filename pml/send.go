@@ -65,6 +65,9 @@ func (r *Request) afterSend(copied bool, err error) error {
 		}
 		r.pending.Store(0)
 		big, p := r.big, r.p
+		if big {
+			p.setRunning(false) // no wait follows a failed start
+		}
 		if r.finish(Status{}, err) && big {
 			p.bigSends.Add(-1)
 		}
@@ -90,8 +93,8 @@ func (p *PML) onAck(src int, data []byte) {
 		return
 	}
 	want = min(want, uint64(len(r.buf)))
-	if from < want {
-		p.sendFrags(r, rreq, int(from), int(want))
+	if from < want && !p.sendFrags(r, rreq, int(from), int(want)) {
+		return // failed: its owner may have recycled it already
 	}
 	r.release() // the answer's token
 }
@@ -121,14 +124,16 @@ func (p *PML) onSplitAck(src int, sreq, rreq, from, want uint64, addr uintptr) {
 			p.finishSend(r, err)
 			return
 		}
-	} else {
-		p.sendFrags(r, rreq, int(from), int(want))
+	} else if !p.sendFrags(r, rreq, int(from), int(want)) {
+		return // failed: its owner may have recycled it already
 	}
 	r.release() // the split ACK's token
 }
 
-// sendFrags streams buf[from:to] of r as FRAGs of the peer's max send size.
-func (p *PML) sendFrags(r *Request, rreq uint64, from, to int) {
+// sendFrags streams buf[from:to] of r as FRAGs of the peer's max send
+// size. It reports false when a send failed and so finished r, which its
+// caller must then leave alone.
+func (p *PML) sendFrags(r *Request, rreq uint64, from, to int) bool {
 	pe := &p.peers[r.peer]
 	hb := &r.hdr // free again: the BTL copies a header before Send returns
 	for off := from; off < to; {
@@ -137,13 +142,14 @@ func (p *PML) sendFrags(r *Request, rreq uint64, from, to int) {
 		copied, err := pe.m.Send(r.peer, btl.TagPMLFrag, encodeFrag(hb[:], rreq, uint64(off)), r.buf[off:off+n], r)
 		if err != nil {
 			p.finishSend(r, err)
-			return
+			return false
 		}
 		if copied {
 			r.pending.Add(-1)
 		}
 		off += n
 	}
+	return true
 }
 
 // takeSend removes and returns the send request an answer from src names,
