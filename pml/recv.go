@@ -311,12 +311,18 @@ func (p *PML) runRndv(j *rndvJob) {
 		return
 	}
 	p.mu.Lock()
-	p.nextID++
-	r.id = p.nextID
 	p.rget.startPipeLocked(r, len(p.recvs))
-	p.recvs[r.id] = r
+	p.registerRecvLocked(r)
 	p.sendAckLocked(src, j.sreq, r.id, uint64(r.received), uint64(r.want))
 	p.mu.Unlock()
+}
+
+// registerRecvLocked gives r an id and puts it in recvs, where its FRAGs
+// and wrote FINs find it and a loss of its peer fails it (mu held).
+func (p *PML) registerRecvLocked(r *Request) {
+	p.nextID++
+	r.id = p.nextID
+	p.recvs[r.id] = r
 }
 
 // splitRead is the single-copy read of a large rest shared by both ranks
@@ -357,9 +363,7 @@ func (p *PML) splitRead(j *rndvJob) bool {
 		return false // under 128 bytes (pml_ob1_rget_split set that low): not worth it
 	}
 	p.mu.Lock()
-	p.nextID++
-	r.id = p.nextID
-	p.recvs[r.id] = r
+	p.registerRecvLocked(r)
 	if _, err := pe.m.Send(src, btl.TagPMLAck, encodeAckSplit(p.hdrBuf[:], j.sreq, r.id, uint64(mid), uint64(r.want),
 		uintptr(unsafe.Pointer(&r.buf[mid]))), nil, nil); err != nil {
 		delete(p.recvs, r.id)
@@ -526,12 +530,13 @@ func (p *PML) placeMsg(src int, hdr []byte, n int, rndv bool) []byte {
 	r.peer, r.tag = src, int(h.tag)
 	r.received = 0
 	p.returnCreditLocked(src, n) // matched: it holds none of our memory
-	p.nextID++
-	r.id = p.nextID
 	if rndv {
 		r.size = int(h.size)
 		r.want = min(r.size, len(r.buf))
-		p.rget.startPipeLocked(r, len(p.recvs))
+		p.rget.startPipeLocked(r, len(p.recvs)) // before r counts among them
+	}
+	p.registerRecvLocked(r)
+	if rndv {
 		if r.want > n {
 			p.sendAckLocked(src, h.sreq, r.id, uint64(n), uint64(r.want))
 		} else {
@@ -543,7 +548,6 @@ func (p *PML) placeMsg(src int, hdr []byte, n int, rndv bool) []byte {
 			p.sendAckLocked(src, h.sreq, 0, 0, 0)
 		}
 	}
-	p.recvs[r.id] = r
 	p.mu.Unlock()
 	p.peers[src].landing, p.peers[src].landingID = r, r.id
 	return r.buf[:n]

@@ -23,7 +23,7 @@ func (c *Comm) startSend(r *Request, buf []byte, dest, tag int, sync bool, plan 
 	if sync {
 		h.flags |= flagSync
 	}
-	if plan.proto == protoRget && pe.lim.splitMin > 0 && len(buf) >= pe.lim.splitMin && !p.cfg.Yield && len(p.wait.runners) > 0 {
+	if plan.proto == protoRget && pe.lim.splitMin > 0 && len(buf) >= pe.lim.splitMin && len(p.wait.runners) > 0 { // splitMin is 0 when yielding
 		// Polling from here on (a receiver may split the read): a
 		// blocking Send's wait follows, an Isend says it has returned
 		// (StartIsend), and the receiver may look before either.
