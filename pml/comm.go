@@ -242,6 +242,19 @@ func (c *Comm) Irecv(r *Request, buf []byte, src, tag int) error {
 // startRecv posts r, or when r is nil a request of its own (which it
 // returns), for a message from world rank src (or AnySource).
 func (c *Comm) startRecv(r *Request, buf []byte, src, tag int) (*Request, error) {
+	return c.startRecvH(r, buf, src, tag, nil)
+}
+
+// startRecvH is startRecv for a receive whose result goes to h
+// (StartIrecv; nil for the others). With h, a receive that is posted (no
+// message waiting) belongs to h from then on: h.r and r.h are set under
+// mu before any delivery can see r, and startRecvH returns nil, since its
+// delivery may settle h and recycle r (deliverEagerLocked) before the
+// caller could look at it. A receive that found its eager message is
+// settled in h the same way (h.r nil: h is not shared yet), and returns
+// nil too. Otherwise (a rendezvous found waiting, an error) it returns r
+// for the caller to adopt.
+func (c *Comm) startRecvH(r *Request, buf []byte, src, tag int, h *Handle) (*Request, error) {
 	p := c.p
 	p.mu.Lock()
 	if src >= 0 && p.peers[src].lost.Load() || src == match.AnySource && p.othersLost(p.nlost.Load()) {
@@ -262,10 +275,19 @@ func (c *Comm) startRecv(r *Request, buf []byte, src, tag int) (*Request, error)
 	// and copied with a write-barrier check per pointer field (~8 ns, 5%
 	// of an Isend+Irecv pair).
 	r.recv.Ctx, r.recv.Src, r.recv.Tag, r.recv.Data = c.ctx, src, tag, r
+	if h != nil {
+		h.r, r.h = r, h
+	}
 	var j rndvJob
 	if m, ok := p.eng.Post(&r.recv); ok {
 		j = p.deliverUnexpLocked(r, m)
 		p.freeMsgLocked(m)
+		if h != nil && h.word.Load()&hSettled != 0 {
+			h.r = nil // settled and r recycled (settleDirect); h is not shared yet
+			r = nil
+		}
+	} else if h != nil {
+		r = nil // posted: h's from now on
 	}
 	p.mu.Unlock()
 	if j.r != nil {

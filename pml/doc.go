@@ -74,7 +74,8 @@
 // by StartIsend/StartIrecv. The Handle is what survives; the pooled Request
 // goes back to the pool as soon as the operation has completed, its Status
 // is copied into the Handle, and no goroutine holds it (handle.go has the
-// protocol); a failed operation's Request holds its error and stays with
+// protocol; a receive delivered while nobody holds its Handle is settled
+// in it by the delivery, and its Request goes back at once); a failed operation's Request holds its error and stays with
 // the Handle (32 bytes: no room for an error, nor for the PML pointer,
 // which is reached through the Request while it is pending). An operation
 // that completes inside its start (an eager send the BTL copied, a receive

@@ -38,7 +38,14 @@ import (
 //   - the drop that leaves the word at exactly settled (no holder, nobody
 //     writing, no error) recycles the Request. It happens at most once: at
 //     that point every counted holder has dropped, and later holds are all
-//     late ones, which never drop.
+//     late ones, which never drop;
+//   - a receive posted by StartIrecv knows its handle (r.h), and its eager
+//     delivery settles h itself when nobody holds it (settleDirect: one CAS
+//     from a word without holders to settled), recycling r at once under
+//     PML.mu; a receive completed while somebody holds h, or with an
+//     error, completes r as usual for the holders to settle. h.r then
+//     points to a recycled Request, which nothing reads: every hold sees
+//     settled first, and only a failed result (never settled so) reads h.r.
 //
 // An error has no room in h: a failed operation (hFailed, set with
 // settled, or at the start when it failed inside it) keeps its Request,
@@ -49,7 +56,9 @@ import (
 // pending, the only time it is needed.
 //
 // A Wait on a pending operation so costs two atomic operations on the
-// word (waitSole) and none on a mutex.
+// word (waitSole) and none on a mutex; a Wait on a receive its delivery
+// settled (the common case in a window of receives: all but the first
+// arrive while the program waits for an earlier one) costs one load.
 type Handle struct {
 	r     *Request // the operation; immutable once the handle is handed out
 	word  atomic.Uint32
@@ -180,11 +189,13 @@ func (c *Comm) StartIrecv(h *Handle, buf []byte, src, tag int) error {
 	if err := c.checkRecv(src, tag); err != nil {
 		return err
 	}
-	r, err := c.startRecv(nil, buf, c.worldSrc(src), tag)
+	r, err := c.startRecvH(nil, buf, c.worldSrc(src), tag, h)
 	if err != nil {
 		return err
 	}
-	h.adopt(r)
+	if r != nil {
+		h.adopt(r)
+	}
 	return nil
 }
 
@@ -206,10 +217,40 @@ func (h *Handle) adopt(r *Request) {
 			h.word.Store(hSettled | hFailed) // rare: a truncated receive
 			return
 		}
+		h.r = nil // startRecvH may have set it
 		recycle(r)
 		return
 	}
 	h.r = r
+}
+
+// settleDirect is the eager delivery of a posted receive settling its
+// handle with st (the receive succeeded) in place of completing the
+// Request (PML.mu held, called only by deliverEagerLocked for r.h == h).
+// It reports false when a goroutine holds h (it waits, tests or cancels
+// through the Request): then the delivery completes r as usual and that
+// holder settles. On true, h is settled (the same word as settle leaves,
+// with no holder) and nobody holds or will hold the Request: every later
+// hold sees settled first and never touches h.r, which goes on pointing
+// to the recycled Request (harmless: only a failed result, never settled
+// here, reads it). So a receive that completes while nobody waits for it
+// costs this one CAS instead of completion's, the waiter's two and the
+// recycle's.
+//
+// The Status is stored before the CAS that publishes it; when the CAS
+// fails, the holder that settles later writes the same values, after it
+// saw the Request complete (which orders the two writes).
+func (h *Handle) settleDirect(st Status) bool {
+	h.setStatus(st)
+	for {
+		w := h.word.Load()
+		if w&^hClaimed != 0 {
+			return false
+		}
+		if h.word.CompareAndSwap(w, w|hSettled) {
+			return true
+		}
+	}
 }
 
 // hold counts the caller as a holder. It returns the Request to use, or
@@ -275,7 +316,9 @@ func (h *Handle) result() (Status, error) {
 // Wait blocks until the operation completes or ctx ends (ctx may be nil);
 // on ctx's end the request stays valid.
 func (h *Handle) Wait(ctx context.Context) (Status, error) {
-	if h.r != nil && h.word.CompareAndSwap(0, hWriting+1) {
+	if w := h.word.Load(); w&hSettled != 0 {
+		return h.result() // settled by its delivery or an earlier Wait: no locked instruction
+	} else if h.r != nil && w == 0 && h.word.CompareAndSwap(0, hWriting+1) {
 		return h.waitSole(ctx)
 	}
 	r := h.hold()

@@ -260,3 +260,122 @@ func TestHandleKeepsError(t *testing.T) {
 		})
 	}
 }
+
+// TestHandleSettledByDelivery: a posted receive whose message is delivered
+// while no goroutine holds its handle (another goroutine's progress, a
+// Wait on another request) is settled by the delivery itself: the result
+// is in the handle, the Request is back in the PML's free list at once and
+// serves the next receive, and Wait, Test, Done and Cancel answer from the
+// handle. A claim made before the delivery survives it. The same holds
+// for a receive that finds its message waiting at its start.
+func TestHandleSettledByDelivery(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a segment")
+	}
+	c := smComms(t)
+	p := c[1].p
+	for _, how := range []string{"posted", "claimed", "waiting"} {
+		t.Run(how, func(t *testing.T) {
+			var h Handle
+			rbuf := make([]byte, 8)
+			send := func() {
+				if err := c[0].Send([]byte("settled!"), 1, 5, false); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if how == "waiting" {
+				send()
+				arrive(c[1])
+			}
+			if err := c[1].StartIrecv(&h, rbuf, 0, 5); err != nil {
+				t.Fatal(err)
+			}
+			var r *Request
+			if how == "waiting" {
+				if h.r != nil {
+					t.Fatalf("a receive that found its message keeps Request %p", h.r)
+				}
+			} else {
+				r = h.r
+				if r == nil || r.h != &h {
+					t.Fatalf("posted receive: h.r %p, its h %p; want each other", r, r.h)
+				}
+				if how == "claimed" && !h.Claim() {
+					t.Fatal("Claim failed on a fresh handle")
+				}
+				send()
+				for h.word.Load()&hSettled == 0 { // nobody holds h: progress alone
+					p.Progress()
+				}
+				want := uint32(hSettled)
+				if how == "claimed" {
+					want |= hClaimed
+				}
+				if w := h.word.Load(); w != want {
+					t.Fatalf("word %#x after the delivery; want %#x", w, want)
+				}
+				p.mu.Lock()
+				free := len(p.reqFree) > 0 && p.reqFree[len(p.reqFree)-1] == r
+				p.mu.Unlock()
+				if !free || r.h != nil || r.p != nil {
+					t.Fatalf("Request %p: on the free list %v, h %p, p %p; want recycled and zeroed", r, free, r.h, r.p)
+				}
+			}
+			want := Status{Source: 0, Tag: 5, Count: 8}
+			for i := range 2 {
+				if st, err := h.Wait(nil); err != nil || st != want {
+					t.Fatalf("Wait %d = %+v, %v; want %+v", i, st, err, want)
+				}
+				if st, done, err := h.Test(); !done || err != nil || st != want {
+					t.Fatalf("Test %d = %+v, %v, %v", i, st, done, err)
+				}
+			}
+			if !h.Done() || h.PML() != nil || h.Cancel() != nil || string(rbuf) != "settled!" {
+				t.Fatalf("Done %v, PML %v, buffer %q", h.Done(), h.PML(), rbuf)
+			}
+			if r != nil {
+				var h2 Handle
+				if err := c[1].StartIrecv(&h2, rbuf, 0, 6); err != nil {
+					t.Fatal(err)
+				}
+				if h2.r != r {
+					t.Fatalf("the next receive's Request is %p, want the recycled %p", h2.r, r)
+				}
+				if err := h2.Cancel(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// TestHandleDeliveryLeavesErrors: a receive that fails (truncated) while
+// nobody holds its handle is completed as usual, not settled by its
+// delivery (the handle has no room for the error): its Request stays with
+// the handle and every Wait sees the error.
+func TestHandleDeliveryLeavesErrors(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a segment")
+	}
+	c := smComms(t)
+	var h Handle
+	if err := c[1].StartIrecv(&h, make([]byte, 3), 0, 4); err != nil {
+		t.Fatal(err)
+	}
+	r := h.r
+	if err := c[0].Send([]byte("12345678"), 1, 4, false); err != nil {
+		t.Fatal(err)
+	}
+	for !r.Done() { // r is not recycled: it failed
+		c[1].p.Progress()
+	}
+	if w := h.word.Load(); w != 0 {
+		t.Fatalf("word %#x after a failed delivery; want 0 (the first holder settles)", w)
+	}
+	want := Status{Source: 0, Tag: 4, Count: 3}
+	for i := range 2 {
+		if st, err := h.Wait(nil); !errors.Is(err, errs.ErrTruncate) || st != want {
+			t.Fatalf("Wait %d = %+v, %v; want %+v and ErrTruncate", i, st, err, want)
+		}
+	}
+}

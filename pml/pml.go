@@ -150,6 +150,7 @@ type PML struct {
 	msgFree     []*match.Msg        // recycled Msgs
 	unexpFree   []*unexp            // recycled unexpected records, with their buffers
 	unexpPooled int                 // bytes of buffer capacity unexpFree holds; at most unexpPoolBytes
+	reqFree     []*Request          // receives recycled by their delivery (settleDirect), for the next startRecv
 	hdrBuf      [btl.MaxHeader]byte // for sends made under mu
 
 	rget rgetChoice // single copy or pipeline, per message (rget.go); regs under mu

@@ -269,7 +269,28 @@ func (p *PML) deliverEagerLocked(r *Request, src int, h *matchHdr, payload []byt
 		p.sendAckLocked(src, h.sreq, 0, 0, 0)
 	}
 	// Just matched: no queue or table holds r, nothing else can finish it.
-	r.complete(Status{Source: r.source(src), Tag: r.tag, Count: n}, truncErr(len(payload), len(r.buf), r.source(src), r.tag))
+	st, err := Status{Source: r.source(src), Tag: r.tag, Count: n}, truncErr(len(payload), len(r.buf), r.source(src), r.tag)
+	if h := r.h; h != nil && err == nil && h.settleDirect(st) {
+		p.recycleLocked(r) // h has the result and nobody holds r
+		return
+	}
+	r.complete(st, err)
+}
+
+// reqFreeMax bounds PML.reqFree: a window of receives (osu's 64) is
+// recycled and posted again without touching the request cache.
+const reqFreeMax = 256
+
+// recycleLocked keeps r, a receive that nothing can reach any more and
+// that never had a waiter (settleDirect), for the next startRecv (p.mu
+// held): a plain append, where the request cache's put is a CAS.
+func (p *PML) recycleLocked(r *Request) {
+	*r = Request{}
+	if len(p.reqFree) < reqFreeMax {
+		p.reqFree = append(p.reqFree, r)
+	} else if !p.reqs.put(r) {
+		reqPool.Put(r)
+	}
 }
 
 // runRndv carries out a matched RNDV's plan with mu released: the copy of

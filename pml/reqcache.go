@@ -81,9 +81,15 @@ func (c *reqCache) takeLocked() *Request {
 	return r
 }
 
-// newReqLocked returns a zero Request for a receive (PML.mu held): a cached
-// one, or one from the pool.
+// newReqLocked returns a zero Request for a receive (PML.mu held): one its
+// delivery recycled (reqFree), a cached one, or one from the pool.
 func (p *PML) newReqLocked() *Request {
+	if n := len(p.reqFree); n > 0 {
+		r := p.reqFree[n-1]
+		p.reqFree[n-1] = nil
+		p.reqFree = p.reqFree[:n-1]
+		return r
+	}
 	if r := p.reqs.takeLocked(); r != nil {
 		return r
 	}

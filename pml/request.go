@@ -71,6 +71,10 @@ type Request struct {
 	userTag  int      // as posted, for errors
 	rg       rgetMark // timing of an adaptive rendezvous (rget.go)
 	grp      *group   // the receiving communicator's group (nil: the world's ranks)
+	// h is the Handle of a receive posted by StartIrecv, set under PML.mu
+	// as it is posted: its eager delivery settles h directly when no
+	// goroutine holds h (Handle.settleDirect), and recycles r at once.
+	h *Handle
 }
 
 // source translates the world rank of a matched sender into the receiving
