@@ -29,6 +29,7 @@ type runtimeConfig struct {
 	WireTimeout int           // rndv_base_timeout, seconds
 	ErrorsFatal bool          // mpi_base_errors_fatal (see fatal.go)
 	MonSlack    int           // mpi_base_monitor_slack, microseconds (see monitor.go)
+	GCBallast   int64         // mpi_base_gc_ballast, bytes (see gc.go)
 }
 
 // runtimeParams declares runtimeConfig's parameters. A new BTL adds its
@@ -42,6 +43,8 @@ var runtimeParams = mca.Declare("gorun", []mca.Field[runtimeConfig]{
 		"true: an API call's error (except ErrCanceled and a context's end) is printed with the call's name and aborts the job, as MPI_ERRORS_ARE_FATAL; false: errors are returned"),
 	mca.Int("mpi_base_monitor_slack", "1000", 0, 1000000, func(c *runtimeConfig) *int { return &c.MonSlack },
 		"microseconds of timer slack Init gives the Go runtime's monitor thread (sysmon), so that its short sleeps after the wire-up do not wake it every 80 us on the ranks' cores (needs CAP_SYS_NICE; 0: the kernel's default is kept)"),
+	mca.Size("mpi_base_gc_ballast", "16m", 0, 1<<34, func(c *runtimeConfig) *int64 { return &c.GCBallast },
+		"bytes of untouched, pointer-free memory Init keeps until Finalize so that Go's garbage collector, which starts a cycle each time the heap grows by GOGC% of its live part (at least 4 MiB), runs that many times less often in a program with a small heap that sends many messages (each Isend and Irecv allocates 32 bytes); the pages are never touched, so they cost no memory, but garbage may take that much more before it is collected; not used when the program sets a memory limit (GOMEMLIMIT); 0: none"),
 })
 
 // state is the process-wide runtime: one job per process.
@@ -76,6 +79,7 @@ func Init() (*Comm, error) {
 	state.coll = coll.NewEngine(p, state.collCfg)
 	state.world = &Comm{c: p.World()}
 	quietMonitor() // monitor.go
+	holdBallast()  // gc.go
 	return state.world, nil
 }
 
@@ -89,6 +93,7 @@ func Finalize() error {
 		return nil
 	}
 	state.finalized = true
+	dropBallast()
 	if state.pml == nil {
 		return nil
 	}
@@ -175,6 +180,7 @@ func readJob() (*wiring, error) {
 	}
 	errorsFatal.Store(rt.ErrorsFatal)
 	monitorSlack = time.Duration(rt.MonSlack) * time.Microsecond
+	gcBallastSize = rt.GCBallast
 	w := &wiring{job: job, inJob: inJob, params: params, rt: rt}
 	if viaPMI {
 		// Rank, size and job id come from the PMI server (srun --mpi=pmi2,

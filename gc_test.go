@@ -1,0 +1,61 @@
+package gorun
+
+import (
+	"math"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// rssBytes is this process's resident memory (/proc/self/statm).
+func rssBytes(t *testing.T) int64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		t.Skipf("no /proc/self/statm: %v", err)
+	}
+	f := strings.Fields(string(b))
+	pages, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pages * int64(os.Getpagesize())
+}
+
+// TestBallast: the ballast is held at its configured size without making
+// the process use that memory, is not taken under a memory limit or with
+// size 0, and is dropped again.
+func TestBallast(t *testing.T) {
+	defer func(n int64) { gcBallastSize = n; dropBallast() }(gcBallastSize)
+
+	gcBallastSize = 64 << 20
+	before := rssBytes(t)
+	holdBallast()
+	if int64(len(gcBallast)) != gcBallastSize {
+		t.Fatalf("ballast of %d bytes; want %d", len(gcBallast), gcBallastSize)
+	}
+	if grew := rssBytes(t) - before; grew > 8<<20 {
+		t.Errorf("resident memory grew by %d bytes with a 64 MiB ballast; want it untouched", grew)
+	}
+	dropBallast()
+	if gcBallast != nil {
+		t.Fatal("dropBallast kept the ballast")
+	}
+
+	gcBallastSize = 0
+	if holdBallast(); gcBallast != nil {
+		t.Fatal("a ballast of size 0 was allocated")
+	}
+
+	gcBallastSize = 1 << 20
+	old := debug.SetMemoryLimit(1 << 40)
+	defer debug.SetMemoryLimit(old)
+	if holdBallast(); gcBallast != nil {
+		t.Fatal("a ballast was allocated under a memory limit")
+	}
+	debug.SetMemoryLimit(math.MaxInt64)
+	if holdBallast(); len(gcBallast) != 1<<20 {
+		t.Fatalf("ballast of %d bytes without a limit; want 1 MiB", len(gcBallast))
+	}
+}
