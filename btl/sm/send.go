@@ -184,7 +184,7 @@ func putJoined(d, hdr, payload []byte) {
 		copy(d, t[:len(d)])
 		return
 	}
-	copy(d[copy(d, hdr):], payload)
+	memcpy.Copy(d[copy(d, hdr):], payload)
 }
 
 // copyFirst reports whether a message of hdr+payload bytes is copied into
