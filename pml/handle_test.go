@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gorun-mpi/gorun/internal/errs"
+	"github.com/gorun-mpi/gorun/pml/match"
 )
 
 // TestHandleRecyclesRequests: a nonblocking operation costs one small
@@ -376,6 +377,62 @@ func TestHandleDeliveryLeavesErrors(t *testing.T) {
 	for i := range 2 {
 		if st, err := h.Wait(nil); !errors.Is(err, errs.ErrTruncate) || st != want {
 			t.Fatalf("Wait %d = %+v, %v; want %+v and ErrTruncate", i, st, err, want)
+		}
+	}
+}
+
+// TestArriveMatchesPostedDirectly: an eager message in its turn whose
+// receive is posted is matched without a match.Msg (none is taken from or
+// returned to the free list), by the same rule as every other match: the
+// earliest-posted receive that accepts it, a wildcard included, and in
+// the senders' order.
+func TestArriveMatchesPostedDirectly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a segment")
+	}
+	c := smComms(t)
+	p := c[1].p
+	for _, wildFirst := range []bool{true, false} {
+		var hw, hs Handle
+		wbuf, sbuf := make([]byte, 8), make([]byte, 8)
+		post := func(h *Handle, buf []byte, src int) {
+			if err := c[1].StartIrecv(h, buf, src, match.AnyTag); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if wildFirst {
+			post(&hw, wbuf, match.AnySource)
+			post(&hs, sbuf, 0)
+		} else {
+			post(&hs, sbuf, 0)
+			post(&hw, wbuf, match.AnySource)
+		}
+		p.mu.Lock()
+		p.msgFree = p.msgFree[:0] // a Msg taken and freed would show here
+		p.mu.Unlock()
+		for _, m := range []string{"first!!!", "second!!"} {
+			if err := c[0].Send([]byte(m), 1, 3, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		first, second := &hs, &hw
+		fbuf, sbuf2 := sbuf, wbuf
+		if wildFirst {
+			first, second, fbuf, sbuf2 = &hw, &hs, wbuf, sbuf
+		}
+		for _, h := range []*Handle{first, second} {
+			if st, err := h.Wait(nil); err != nil || st.Source != 0 || st.Tag != 3 || st.Count != 8 {
+				t.Fatalf("wildcard first %v: %+v, %v", wildFirst, st, err)
+			}
+		}
+		if string(fbuf) != "first!!!" || string(sbuf2) != "second!!" {
+			t.Fatalf("wildcard first %v: the earlier-posted receive got %q, the other %q", wildFirst, fbuf, sbuf2)
+		}
+		p.mu.Lock()
+		n := len(p.msgFree)
+		p.mu.Unlock()
+		if n != 0 {
+			t.Errorf("wildcard first %v: %d Msgs went through the free list; want none", wildFirst, n)
 		}
 	}
 }

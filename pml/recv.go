@@ -107,6 +107,19 @@ func (p *PML) arrive(src int, h *matchHdr, rndv bool, payload []byte) {
 		p.log.Error("dropping a fragment the matching engine refuses", "from", src, "error", err)
 		return
 	}
+	if !rndv {
+		// The common case, an eager message in its turn whose receive is
+		// posted: matched without a Msg (no record to take, queue and
+		// free, no pair list).
+		if rv := p.eng.MatchPosted(&env, anyRecv); rv != nil {
+			p.deliverEagerLocked(rv.Data.(*Request), src, h, payload)
+			p.arrived++
+			if !p.streaming {
+				p.endDelivery()
+			}
+			return
+		}
+	}
 	m := p.newMsgLocked()
 	m.Envelope = env
 	pairs := p.eng.Arrive(m, p.pairs[:0])
@@ -161,6 +174,9 @@ func (p *PML) arrive(src int, h *matchHdr, rndv bool, payload []byte) {
 	}
 	p.jobs = jobs[:0]
 }
+
+// anyRecv accepts every receive (MatchPosted's test, for an eager message).
+func anyRecv(*match.Recv) bool { return true }
 
 // newMsgLocked takes a Msg from the free list (p.mu held).
 func (p *PML) newMsgLocked() *match.Msg {
