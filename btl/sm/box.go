@@ -169,7 +169,7 @@ func (b *boxOut) put(tag btl.Tag, seq uint32, hdr, payload []byte, join bool) bo
 	if d := b.bytes(off+boxHdrSize, n); join {
 		putJoined(d, hdr, payload)
 	} else {
-		// memcpy.Copy: from 2 KiB, stores that do not first read each of
+		// memcpy.Copy: from 1 KiB, stores that do not first read each of
 		// the ring's lines back from the receiver's core (osu lat 2-4 KiB
 		// -10-15%, bw +15-20%).
 		memcpy.Copy(d[copy(d, hdr):], payload)

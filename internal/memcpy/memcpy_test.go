@@ -13,7 +13,7 @@ func TestCopyMatchesBuiltin(t *testing.T) {
 	for i := range src {
 		src[i] = byte(i*7 + 3)
 	}
-	for _, n := range []int{0, 1, 7, 255, 2047, 2048, 2049, 4096, 32768 + 5, 65536} {
+	for _, n := range []int{0, 1, 7, 255, 1023, 1024, 1025, 2047, 2048, 2049, 4096, 32768 + 5, 65536} {
 		for _, off := range []int{0, 1, 3} {
 			dst := make([]byte, n+off+16)
 			want := make([]byte, n+off+16)
