@@ -60,6 +60,7 @@ func (j Job) Run(t testing.TB) Result {
 // Start starts gorun and registers the leftover check with t.Cleanup.
 func (j Job) Start(t testing.TB) *Proc {
 	t.Helper()
+	statSources()
 	if j.TMPDIR == "" {
 		j.TMPDIR = t.TempDir()
 	}
