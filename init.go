@@ -79,13 +79,13 @@ func Init() (*Comm, error) {
 	}
 	p, pc, err := bootstrap()
 	if err != nil {
+		dropBallast()
 		return nil, fatalCheck(err)
 	}
 	state.pml, state.pmi = p, pc
 	state.coll = coll.NewEngine(p, state.collCfg)
 	state.world = &Comm{c: p.World()}
 	quietMonitor() // monitor.go
-	holdBallast()  // gc.go
 	return state.world, nil
 }
 
@@ -187,6 +187,7 @@ func readJob() (*wiring, error) {
 	errorsFatal.Store(rt.ErrorsFatal)
 	monitorSlack = time.Duration(rt.MonSlack) * time.Microsecond
 	gcBallastSize = rt.GCBallast
+	holdBallast() // before the BTLs and the PML (gc.go)
 	w := &wiring{job: job, inJob: inJob, params: params, rt: rt}
 	if viaPMI {
 		// Rank, size and job id come from the PMI server (srun --mpi=pmi2,
