@@ -81,6 +81,17 @@ func TestKillGorun(t *testing.T) {
 			if procs := jobtest.ProcsUnder(tmp); len(procs) > 0 {
 				t.Fatalf("ranks %v still run 15 s after gorun was killed", procs)
 			}
+			// The janitor removes what the job left once its ranks are
+			// gone: wait for it to finish, or the next job and the janitor
+			// race for the same stale files (the janitor removed the
+			// session directory after it was read below, and so the next
+			// job had no reason to remove the test's shared-memory file).
+			for len(jobtest.JanitorsUnder(tmp)) > 0 && time.Now().Before(deadline) {
+				time.Sleep(50 * time.Millisecond)
+			}
+			if js := jobtest.JanitorsUnder(tmp); len(js) > 0 {
+				t.Fatalf("janitors %v still run 15 s after gorun was killed", js)
+			}
 
 			// Whatever the dead job left, plus a shared-memory file of
 			// its own, must go with the next job in this TMPDIR.

@@ -67,6 +67,30 @@ func ProcsUnder(dir string) []int {
 	return pids
 }
 
+// JanitorsUnder returns the pids of the job janitors (gorun's helper that
+// cleans up after a killed gorun, launcher/janitor.go) whose session
+// directory is under dir: gorun __gorun-janitor SESSIONDIR ...
+func JanitorsUnder(dir string) []int {
+	prefix := filepath.Clean(dir) + "/"
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmd, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(cmd), "\x00")
+		if len(args) > 2 && args[1] == "__gorun-janitor" && strings.HasPrefix(args[2], prefix) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
 func listDir(dir string) string {
 	var names []string
 	filepath.WalkDir(dir, func(path string, _ os.DirEntry, _ error) error {
