@@ -305,7 +305,7 @@ func TestHandleSettledByDelivery(t *testing.T) {
 					t.Fatal("Claim failed on a fresh handle")
 				}
 				send()
-				for h.word.Load()&hSettled == 0 { // nobody holds h: progress alone
+				for i := 0; i < 1e6 && h.word.Load()&hSettled == 0; i++ { // nobody holds h: progress alone
 					p.Progress()
 				}
 				want := uint32(hSettled)

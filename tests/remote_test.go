@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -219,20 +218,11 @@ func TestRemoteKillGorun(t *testing.T) {
 
 // helperPids returns the pids of gorun helpers whose TMPDIR is tmp.
 func helperPids(tmp string) []int {
-	entries, _ := os.ReadDir("/proc")
-	var pids []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		env, _ := os.ReadFile("/proc/" + e.Name() + "/environ")
-		if bytes.Contains(cmdline, []byte("--remote-helper")) && bytes.Contains(env, []byte("TMPDIR="+tmp+"\x00")) {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
+	return jobtest.PidsWhere(func(proc string) bool {
+		cmdline, _ := os.ReadFile(proc + "/cmdline")
+		env, _ := os.ReadFile(proc + "/environ")
+		return bytes.Contains(cmdline, []byte("--remote-helper")) && bytes.Contains(env, []byte("TMPDIR="+tmp+"\x00"))
+	})
 }
 
 // TestRemoteHelperLost: a host whose helper dies (its connection lost)

@@ -42,29 +42,32 @@ func CheckClean(t testing.TB, tmp string, gorunPid int, linger time.Duration) {
 	}
 }
 
+// PidsWhere returns the pids of the processes for which match, given the
+// process's /proc directory (/proc/PID), reports true.
+func PidsWhere(match func(procDir string) bool) []int {
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		if pid, err := strconv.Atoi(e.Name()); err == nil && match("/proc/"+e.Name()) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
 // ProcsUnder returns the pids of the processes whose environment has
 // GORUN_SESSION_DIR under dir (zombies have no environment to read).
 func ProcsUnder(dir string) []int {
 	want := []byte("GORUN_SESSION_DIR=" + filepath.Clean(dir) + "/")
-	entries, _ := os.ReadDir("/proc")
-	var pids []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
-		if err != nil {
-			continue
-		}
+	return PidsWhere(func(proc string) bool {
+		env, _ := os.ReadFile(proc + "/environ")
 		for _, kv := range bytes.Split(env, []byte{0}) {
 			if bytes.HasPrefix(kv, want) {
-				pids = append(pids, pid)
-				break
+				return true
 			}
 		}
-	}
-	return pids
+		return false
+	})
 }
 
 // JanitorsUnder returns the pids of the job janitors (gorun's helper that
@@ -72,23 +75,11 @@ func ProcsUnder(dir string) []int {
 // directory is under dir: gorun __gorun-janitor SESSIONDIR ...
 func JanitorsUnder(dir string) []int {
 	prefix := filepath.Clean(dir) + "/"
-	entries, _ := os.ReadDir("/proc")
-	var pids []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		cmd, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err != nil {
-			continue
-		}
+	return PidsWhere(func(proc string) bool {
+		cmd, _ := os.ReadFile(proc + "/cmdline")
 		args := strings.Split(string(cmd), "\x00")
-		if len(args) > 2 && args[1] == "__gorun-janitor" && strings.HasPrefix(args[2], prefix) {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
+		return len(args) > 2 && args[1] == "__gorun-janitor" && strings.HasPrefix(args[2], prefix)
+	})
 }
 
 func listDir(dir string) string {
