@@ -68,6 +68,12 @@ func (t *Team) allDone(s uint64) bool {
 // (none reads this rank's input any more).
 func (t *Team) finishRead(s uint64) error {
 	t.publish(t.done(t.me), s)
+	return t.awaitDone(s)
+}
+
+// awaitDone is finishRead's wait, for a rank that published done = s and
+// then did local work of its own (exchangeRead).
+func (t *Team) awaitDone(s uint64) error {
 	if err := t.wait(func() bool { return t.allDone(s) }); err != nil {
 		return err
 	}
@@ -144,12 +150,7 @@ func (t *Team) exchangeRead(pub, own, out []byte, b, off int) error {
 	}
 	t.publish(t.done(t.me), s) // read all it reads; the others may go once they have too
 	copyOwn()
-	if err := t.wait(func() bool { return t.allDone(s) }); err != nil {
-		return err
-	}
-	t.keep = nil
-	t.safe = s
-	return nil
+	return t.awaitDone(s)
 }
 
 // readAll waits until every rank has arrived at s and then calls get(j)
