@@ -58,36 +58,46 @@ func (c *Comm) Iprobe(source, tag int) (Status, bool, error) {
 type Request struct {
 	// h.Claimed: WaitAny returned this request's index. Claimed with an
 	// atomic, so once however many goroutines call WaitAny over it. (In
-	// the handle's word: a Request is 32 bytes, one allocation per Isend
-	// and Irecv.)
+	// the handle's word: a Request is 32 bytes.)
+	//
+	// h is the only field: Isend and Irecv return the PML's Handle as the
+	// Request (asRequest), taken from the PML's slabs, not one allocation
+	// each (see pml.NewIsend).
 	h pml.Handle
 }
 
+// A Request and a pml.Handle have one layout.
+var _ [unsafe.Sizeof(Request{}) - unsafe.Sizeof(pml.Handle{})]byte
+var _ [unsafe.Sizeof(pml.Handle{}) - unsafe.Sizeof(Request{})]byte
+
+// asRequest is h as the Request whose only field it is.
+func asRequest(h *pml.Handle) *Request { return (*Request)(unsafe.Pointer(h)) }
+
 // Isend starts a send. The caller must not touch buf until it completes.
 func (c *Comm) Isend(buf []byte, dest, tag int) (*Request, error) {
-	r := new(Request)
-	if err := c.pc().StartIsend(&r.h, buf, dest, tag, false); err != nil {
+	h, err := c.pc().NewIsend(buf, dest, tag, false)
+	if err != nil {
 		return nil, fatalCheck(err)
 	}
-	return r, nil
+	return asRequest(h), nil
 }
 
 // Issend starts a synchronous send: it completes once the receiver matched.
 func (c *Comm) Issend(buf []byte, dest, tag int) (*Request, error) {
-	r := new(Request)
-	if err := c.pc().StartIsend(&r.h, buf, dest, tag, true); err != nil {
+	h, err := c.pc().NewIsend(buf, dest, tag, true)
+	if err != nil {
 		return nil, fatalCheck(err)
 	}
-	return r, nil
+	return asRequest(h), nil
 }
 
 // Irecv starts a receive. The caller must not touch buf until it completes.
 func (c *Comm) Irecv(buf []byte, source, tag int) (*Request, error) {
-	r := new(Request)
-	if err := c.pc().StartIrecv(&r.h, buf, source, tag); err != nil {
+	h, err := c.pc().NewIrecv(buf, source, tag)
+	if err != nil {
 		return nil, fatalCheck(err)
 	}
-	return r, nil
+	return asRequest(h), nil
 }
 
 // Wait blocks until r completes.

@@ -31,10 +31,13 @@ type Comm struct {
 	grp  *group
 	// sendSeq: next sequence number per destination world rank.
 	sendSeq []atomic.Uint32
-	coll    *Comm      // hidden context for collectives; nil on itself
-	dups    sync.Mutex // serializes the collectives of this package on c
-	freed   atomic.Bool
-	parent  *Comm // the user-visible Comm of a hidden one
+	// sendSlabs: per destination world rank, the slab the Handles of
+	// NewIsend's eager sends come from (sendHandle).
+	sendSlabs []sendSlabSlot
+	coll      *Comm      // hidden context for collectives; nil on itself
+	dups      sync.Mutex // serializes the collectives of this package on c
+	freed     atomic.Bool
+	parent    *Comm // the user-visible Comm of a hidden one
 }
 
 // group maps a communicator's ranks to world ranks and back. A nil *group
@@ -56,7 +59,8 @@ func newGroup(worldRanks []int, worldSize int) *group {
 }
 
 func (p *PML) newComm(ctx uint32, g *group, rank int) *Comm {
-	c := &Comm{p: p, ctx: ctx, grp: g, rank: rank, sendSeq: make([]atomic.Uint32, p.cfg.Size)}
+	c := &Comm{p: p, ctx: ctx, grp: g, rank: rank, sendSeq: make([]atomic.Uint32, p.cfg.Size),
+		sendSlabs: make([]sendSlabSlot, p.cfg.Size)}
 	c.coll = &Comm{p: p, ctx: ctx | collBit, grp: g, rank: rank, sendSeq: make([]atomic.Uint32, p.cfg.Size), parent: c}
 	return c
 }
@@ -242,7 +246,8 @@ func (c *Comm) Irecv(r *Request, buf []byte, src, tag int) error {
 // startRecv posts r, or when r is nil a request of its own (which it
 // returns), for a message from world rank src (or AnySource).
 func (c *Comm) startRecv(r *Request, buf []byte, src, tag int) (*Request, error) {
-	return c.startRecvH(r, buf, src, tag, nil)
+	r, _, err := c.startRecvH(r, buf, src, tag, nil, false)
+	return r, err
 }
 
 // startRecvH is startRecv for a receive whose result goes to h
@@ -253,8 +258,9 @@ func (c *Comm) startRecv(r *Request, buf []byte, src, tag int) (*Request, error)
 // caller could look at it. A receive that found its eager message is
 // settled in h the same way (h.r nil: h is not shared yet), and returns
 // nil too. Otherwise (a rendezvous found waiting, an error) it returns r
-// for the caller to adopt.
-func (c *Comm) startRecvH(r *Request, buf []byte, src, tag int, h *Handle) (*Request, error) {
+// for the caller to adopt. With fresh, h is nil and startRecvH takes a
+// zero Handle from the slab (newHandleLocked) and returns it.
+func (c *Comm) startRecvH(r *Request, buf []byte, src, tag int, h *Handle, fresh bool) (*Request, *Handle, error) {
 	p := c.p
 	p.mu.Lock()
 	if src >= 0 && p.peers[src].lost.Load() || src == match.AnySource && p.othersLost(p.nlost.Load()) {
@@ -262,10 +268,13 @@ func (c *Comm) startRecvH(r *Request, buf []byte, src, tag int, h *Handle) (*Req
 		if _, ok := p.eng.Probe(c.ctx, src, tag); !ok {
 			p.mu.Unlock()
 			if src < 0 {
-				return nil, errAllLost
+				return nil, nil, errAllLost
 			}
-			return nil, peerLost(src)
+			return nil, nil, peerLost(src)
 		}
+	}
+	if fresh {
+		h = p.newHandleLocked()
 	}
 	if r == nil {
 		r = p.newReqLocked()
@@ -293,7 +302,7 @@ func (c *Comm) startRecvH(r *Request, buf []byte, src, tag int, h *Handle) (*Req
 	if j.r != nil {
 		p.runRndv(&j)
 	}
-	return r, nil
+	return r, h, nil
 }
 
 // Send is a blocking send.

@@ -151,6 +151,7 @@ type PML struct {
 	unexpFree   []*unexp            // recycled unexpected records, with their buffers
 	unexpPooled int                 // bytes of buffer capacity unexpFree holds; at most unexpPoolBytes
 	reqFree     []*Request          // receives recycled by their delivery (settleDirect), for the next startRecv
+	hslab       []Handle            // the rest of the slab newHandleLocked hands out
 	hdrBuf      [btl.MaxHeader]byte // for sends made under mu
 
 	rget rgetChoice // single copy or pipeline, per message (rget.go); regs under mu
