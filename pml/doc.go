@@ -69,14 +69,15 @@
 // Handle like any other: Wait, Test, WaitAll and WaitAny do not tell the
 // difference.
 //
-// The user API adds one layer: gorun.Request (allocated per call, the
-// user's to keep) holds a Handle, which points to a pooled Request taken
-// by StartIsend/StartIrecv. The Handle is what survives; the pooled Request
+// The user API adds one layer: gorun.Request (the user's to keep, never
+// reused) is a Handle, taken from a slab by NewIsend/NewIrecv (handle.go:
+// no allocation per call), which points to a pooled Request taken by
+// StartIsend/StartIrecv. The Handle is what survives; the pooled Request
 // goes back to the pool as soon as the operation has completed, its Status
 // is copied into the Handle, and no goroutine holds it (handle.go has the
 // protocol; a receive delivered while nobody holds its Handle is settled
-// in it by the delivery, and its Request goes back at once); a failed operation's Request holds its error and stays with
-// the Handle (32 bytes: no room for an error, nor for the PML pointer,
+// in it by the delivery, and its Request goes back at once); a failed
+// operation's Request holds its error and stays with the Handle (32 bytes: no room for an error, nor for the PML pointer,
 // which is reached through the Request while it is pending). An operation
 // that completes inside its start (an eager send the BTL copied, a receive
 // that found its message) never hands its Request out: it goes back at
