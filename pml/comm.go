@@ -10,6 +10,7 @@ import (
 
 	"github.com/gorun-mpi/gorun/btl"
 	"github.com/gorun-mpi/gorun/internal/errs"
+	"github.com/gorun-mpi/gorun/internal/relaxed"
 	"github.com/gorun-mpi/gorun/pml/match"
 )
 
@@ -396,10 +397,14 @@ func (p *PML) getReq() *Request {
 	return reqPool.Get().(*Request)
 }
 
-// putReq keeps a request no one else can reach any more as the spare.
+// putReq keeps a request no one else can reach any more as the spare. A
+// release store (internal/relaxed), not an XCHG: a blocking Recv ends
+// here between its message's arrival and the program's reply, where a
+// locked instruction costs the ping-pong (osu lat 0-256 B 0-7% faster,
+// 2x11 interleaved runs).
 func (p *PML) putReq(r *Request) {
 	if reset(r) {
-		p.spare.Store(r)
+		relaxed.StorePointer(&p.spare, r)
 	}
 }
 

@@ -1,6 +1,7 @@
 package relaxed
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -37,6 +38,45 @@ func TestStores(t *testing.T) {
 			t.Fatalf("flag %d seen before its data (%d)", f, d)
 		}
 		seen = f
+	}
+	wg.Wait()
+}
+
+// TestStorePointer: a pointer stored is what Load and Swap see, and the
+// fields written before the store are there for a goroutine that swaps
+// it out (the hand-off of pml's spare request); the collector keeps the
+// pointee alive (it is a pointer store behind the write barrier).
+func TestStorePointer(t *testing.T) {
+	type item struct{ a, b int }
+	var w atomic.Pointer[item]
+	StorePointer(&w, nil)
+	if w.Load() != nil {
+		t.Fatal("stored nil: loaded non-nil")
+	}
+	const n = 100000
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 1; i <= n; i++ {
+			it := &item{a: i}
+			it.b = i
+			StorePointer(&w, it)
+		}
+	}()
+	for last := 0; last < n; {
+		it := w.Swap(nil)
+		if it == nil {
+			continue
+		}
+		if it.a != it.b || it.a <= last {
+			t.Fatalf("swapped out {%d %d} after %d", it.a, it.b, last)
+		}
+		last = it.a
+		if last == n {
+			break
+		}
+		runtime.GC()
 	}
 	wg.Wait()
 }
