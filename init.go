@@ -67,7 +67,7 @@ var state struct {
 // ballast, mpi_base_gc_ballast; 0 turns it off, and a program that sets a
 // memory limit gets none), so that the garbage collector of a program
 // with a small heap runs less often: every Isend and Irecv allocates its
-// Request (see gc.go).
+// 32-byte Request, a slab at a time (see gc.go).
 func Init() (*Comm, error) {
 	state.Lock()
 	defer state.Unlock()
