@@ -29,12 +29,7 @@ func TestHandleRecyclesRequests(t *testing.T) {
 		if err := c[0].StartIsend(&hs, sbuf, 1, 7, false); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := hs.Wait(nil); err != nil {
-			t.Fatal(err)
-		}
-		if st, err := hr.Wait(nil); err != nil || st.Count != 8 {
-			t.Fatalf("receive: %+v, %v", st, err)
-		}
+		waitPair(t, &hs, &hr, len(sbuf))
 	}
 	cycle()
 	// Each cycle allocates its two Handles (they escape) but no Request.
@@ -49,6 +44,18 @@ func TestHandleRecyclesRequests(t *testing.T) {
 	}
 	if !bytes.Equal(rbuf, sbuf) {
 		t.Errorf("received %q; want %q", rbuf, sbuf)
+	}
+}
+
+// waitPair waits for send hs and receive hr; the receive must bring n
+// bytes.
+func waitPair(t *testing.T, hs, hr *Handle, n int) {
+	t.Helper()
+	if _, err := hs.Wait(nil); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := hr.Wait(nil); err != nil || st.Count != n {
+		t.Fatalf("receive: %+v, %v; want %d bytes", st, err, n)
 	}
 }
 

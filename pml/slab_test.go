@@ -143,12 +143,7 @@ func TestNewHandlesAllocate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := hs.Wait(nil); err != nil {
-			t.Fatal(err)
-		}
-		if st, err := hr.Wait(nil); err != nil || st.Count != 8 {
-			t.Fatalf("receive: %+v, %v", st, err)
-		}
+		waitPair(t, hs, hr, len(sbuf))
 	}
 	cycle()
 	// Two slabs per slabLen pairs; under -race sync.Pool drops some of the
