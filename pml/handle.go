@@ -277,8 +277,12 @@ const slabGens = 1 << 32 / slabLen
 // it publishes when seq is the first of a later generation (a CAS, once
 // per slabLen sends). A send whose generation was already replaced (other
 // goroutines' sends to dest got slabLen ahead of it between its number
-// and here) gets a Handle of its own.
+// and here) gets a Handle of its own, as does a send on a communicator
+// without slabs (a hidden collective one).
 func (c *Comm) sendHandle(dest int, seq uint32) *Handle {
+	if dest >= len(c.sendSlabs) {
+		return new(Handle)
+	}
 	g := seq / slabLen
 	slot := &c.sendSlabs[dest]
 	s := slot.Load()

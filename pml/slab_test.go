@@ -58,6 +58,9 @@ func TestSendHandleSlabs(t *testing.T) {
 			if c.sendSlabs[0].Load() != nil {
 				t.Error("another destination's slab was touched")
 			}
+			if h := (&Comm{}).sendHandle(1, 5); h == nil {
+				t.Error("a communicator without slabs gave no Handle")
+			}
 		})
 	}
 }
