@@ -77,8 +77,9 @@
 // is copied into the Handle, and no goroutine holds it (handle.go has the
 // protocol; a receive delivered while nobody holds its Handle is settled
 // in it by the delivery, and its Request goes back at once); a failed
-// operation's Request holds its error and stays with the Handle (32 bytes: no room for an error, nor for the PML pointer,
-// which is reached through the Request while it is pending). An operation
+// operation's Request holds its error and stays with the Handle (32
+// bytes: no room for an error, nor for the PML pointer, which is reached
+// through the Request while it is pending). An operation
 // that completes inside its start (an eager send the BTL copied, a receive
 // that found its message) never hands its Request out: it goes back at
 // once; an eager send to a btl.TrySender that takes it at once never takes
