@@ -117,3 +117,53 @@ func TestKillGorun(t *testing.T) {
 		})
 	}
 }
+
+// TestKillGorunAndJanitor: SIGKILL to gorun and to its janitor at once, so
+// that nobody cleans up after the job: the ranks still end (their
+// parent-death signal and lifeline), and the next job in the same TMPDIR
+// removes the session directory and the shared-memory segment the dead
+// job left. (TestKillGorun lets the janitor clean, and reaches the next
+// job's removal only when it races the janitor.)
+func TestKillGorunAndJanitor(t *testing.T) {
+	t.Parallel()
+	tmp := t.TempDir()
+	p := jobtest.Job{Args: []string{"-np", "3", actor(), "hang"}, TMPDIR: tmp, Linger: 15 * time.Second}.Start(t)
+	p.Lines(3, "ready ")
+	js := jobtest.JanitorsUnder(tmp)
+	if len(js) != 1 {
+		t.Fatalf("janitors of the job: %v; want one", js)
+	}
+	syscall.Kill(js[0], syscall.SIGKILL)
+	p.Signal(syscall.SIGKILL)
+	p.Wait()
+	deadline := time.Now().Add(15 * time.Second)
+	for (len(jobtest.ProcsUnder(tmp)) > 0 || len(jobtest.JanitorsUnder(tmp)) > 0) && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if procs := jobtest.ProcsUnder(tmp); len(procs) > 0 {
+		t.Fatalf("ranks %v still run 15 s after gorun and its janitor were killed", procs)
+	}
+	uid := strconv.Itoa(os.Getuid())
+	userDir := filepath.Join(tmp, "gorun-"+uid)
+	stale, _ := os.ReadDir(userDir)
+	segs, _ := filepath.Glob("/dev/shm/gorun-" + uid + "-" + strconv.Itoa(p.Pid()) + "-*.seg")
+	if len(stale) == 0 {
+		t.Fatalf("nothing left in %s after gorun and its janitor were killed: the test cannot see the next job clean up", userDir)
+	}
+	t.Logf("left by the killed job: session %v, segments %v", stale[0].Name(), segs)
+	// The last rank to attach unlinks the segment (mpool), so a killed
+	// job rarely leaves one; one such is planted.
+	planted := "/dev/shm/gorun-" + uid + "-" + stale[0].Name() + "-00c0ffee00c0ffee.seg"
+	if err := os.WriteFile(planted, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(planted) })
+	r := jobtest.Job{Args: []string{"-np", "2", jobtest.Prog("hello")}, TMPDIR: tmp}.Run(t)
+	if r.Code != 0 || strings.Count(r.Stdout, "hello from rank") != 2 {
+		t.Errorf("next job: exit %d, stdout %q, stderr %q; want 0 and two hellos", r.Code, r.Stdout, r.Stderr)
+	}
+	jobtest.CheckClean(t, tmp, p.Pid(), 0)
+	if _, err := os.Stat(planted); !os.IsNotExist(err) {
+		t.Errorf("stale shared-memory file %s: %v; want it removed", planted, err)
+	}
+}
