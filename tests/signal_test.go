@@ -74,47 +74,68 @@ func TestKillGorun(t *testing.T) {
 			p.Lines(3, "ready ")
 			p.Signal(syscall.SIGKILL)
 			p.Wait()
-			deadline := time.Now().Add(15 * time.Second)
-			for len(jobtest.ProcsUnder(tmp)) > 0 && time.Now().Before(deadline) {
-				time.Sleep(50 * time.Millisecond)
-			}
-			if procs := jobtest.ProcsUnder(tmp); len(procs) > 0 {
-				t.Fatalf("ranks %v still run 15 s after gorun was killed", procs)
-			}
 			// The janitor removes what the job left once its ranks are
-			// gone: wait for it to finish, or the next job and the janitor
-			// race for the same stale files (the janitor removed the
-			// session directory after it was read below, and so the next
-			// job had no reason to remove the test's shared-memory file).
-			for len(jobtest.JanitorsUnder(tmp)) > 0 && time.Now().Before(deadline) {
-				time.Sleep(50 * time.Millisecond)
-			}
-			if js := jobtest.JanitorsUnder(tmp); len(js) > 0 {
-				t.Fatalf("janitors %v still run 15 s after gorun was killed", js)
-			}
+			// gone: wait for it to finish too, or the next job and the
+			// janitor race for the same stale files (the janitor removed
+			// the session directory after it was read below, and so the
+			// next job had no reason to remove the test's shared-memory
+			// file).
+			waitJobGone(t, tmp, "gorun was killed")
 
 			// Whatever the dead job left, plus a shared-memory file of
 			// its own, must go with the next job in this TMPDIR.
-			userDir := filepath.Join(tmp, "gorun-"+strconv.Itoa(os.Getuid()))
-			stale, _ := os.ReadDir(userDir)
-			var shm string
+			stale, _ := os.ReadDir(sessionsDir(tmp))
+			session := ""
 			if len(stale) == 1 {
-				shm = "/dev/shm/gorun-" + strconv.Itoa(os.Getuid()) + "-" + stale[0].Name() + "-00c0ffee00c0ffee.seg"
-				if err := os.WriteFile(shm, nil, 0o600); err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { os.Remove(shm) })
+				session = stale[0].Name()
 			}
-			r := jobtest.Job{Args: []string{"-np", "2", jobtest.Prog("hello")}, TMPDIR: tmp}.Run(t)
-			if r.Code != 0 || strings.Count(r.Stdout, "hello from rank") != 2 {
-				t.Errorf("next job: exit %d, stdout %q, stderr %q; want 0 and two hellos", r.Code, r.Stdout, r.Stderr)
-			}
-			if shm != "" {
-				if _, err := os.Stat(shm); !os.IsNotExist(err) {
-					t.Errorf("stale shared-memory file %s: %v; want it removed", shm, err)
-				}
-			}
+			nextJobCleans(t, tmp, session)
 		})
+	}
+}
+
+// sessionsDir is where the jobs of this user put their session
+// directories under tmp.
+func sessionsDir(tmp string) string { return filepath.Join(tmp, "gorun-"+strconv.Itoa(os.Getuid())) }
+
+// waitJobGone waits up to 15 s for the ranks and the janitor of the jobs
+// under tmp to end, and fails the test if they do not (after says what
+// happened to the job).
+func waitJobGone(t *testing.T, tmp, after string) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for (len(jobtest.ProcsUnder(tmp)) > 0 || len(jobtest.JanitorsUnder(tmp)) > 0) && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if procs := jobtest.ProcsUnder(tmp); len(procs) > 0 {
+		t.Fatalf("ranks %v still run 15 s after %s", procs, after)
+	}
+	if js := jobtest.JanitorsUnder(tmp); len(js) > 0 {
+		t.Fatalf("janitors %v still run 15 s after %s", js, after)
+	}
+}
+
+// nextJobCleans plants a stale shared-memory segment of session (unless
+// session is ""), runs a hello job in tmp, and checks that it ran and
+// removed the segment.
+func nextJobCleans(t *testing.T, tmp, session string) {
+	t.Helper()
+	var shm string
+	if session != "" {
+		shm = "/dev/shm/gorun-" + strconv.Itoa(os.Getuid()) + "-" + session + "-00c0ffee00c0ffee.seg"
+		if err := os.WriteFile(shm, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Remove(shm) })
+	}
+	r := jobtest.Job{Args: []string{"-np", "2", jobtest.Prog("hello")}, TMPDIR: tmp}.Run(t)
+	if r.Code != 0 || strings.Count(r.Stdout, "hello from rank") != 2 {
+		t.Errorf("next job: exit %d, stdout %q, stderr %q; want 0 and two hellos", r.Code, r.Stdout, r.Stderr)
+	}
+	if shm != "" {
+		if _, err := os.Stat(shm); !os.IsNotExist(err) {
+			t.Errorf("stale shared-memory file %s: %v; want it removed", shm, err)
+		}
 	}
 }
 
@@ -136,34 +157,13 @@ func TestKillGorunAndJanitor(t *testing.T) {
 	syscall.Kill(js[0], syscall.SIGKILL)
 	p.Signal(syscall.SIGKILL)
 	p.Wait()
-	deadline := time.Now().Add(15 * time.Second)
-	for (len(jobtest.ProcsUnder(tmp)) > 0 || len(jobtest.JanitorsUnder(tmp)) > 0) && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
-	if procs := jobtest.ProcsUnder(tmp); len(procs) > 0 {
-		t.Fatalf("ranks %v still run 15 s after gorun and its janitor were killed", procs)
-	}
-	uid := strconv.Itoa(os.Getuid())
-	userDir := filepath.Join(tmp, "gorun-"+uid)
-	stale, _ := os.ReadDir(userDir)
-	segs, _ := filepath.Glob("/dev/shm/gorun-" + uid + "-" + strconv.Itoa(p.Pid()) + "-*.seg")
+	waitJobGone(t, tmp, "gorun and its janitor were killed")
+	stale, _ := os.ReadDir(sessionsDir(tmp))
 	if len(stale) == 0 {
-		t.Fatalf("nothing left in %s after gorun and its janitor were killed: the test cannot see the next job clean up", userDir)
+		t.Fatalf("nothing left in %s after gorun and its janitor were killed: the test cannot see the next job clean up", sessionsDir(tmp))
 	}
-	t.Logf("left by the killed job: session %v, segments %v", stale[0].Name(), segs)
 	// The last rank to attach unlinks the segment (mpool), so a killed
-	// job rarely leaves one; one such is planted.
-	planted := "/dev/shm/gorun-" + uid + "-" + stale[0].Name() + "-00c0ffee00c0ffee.seg"
-	if err := os.WriteFile(planted, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.Remove(planted) })
-	r := jobtest.Job{Args: []string{"-np", "2", jobtest.Prog("hello")}, TMPDIR: tmp}.Run(t)
-	if r.Code != 0 || strings.Count(r.Stdout, "hello from rank") != 2 {
-		t.Errorf("next job: exit %d, stdout %q, stderr %q; want 0 and two hellos", r.Code, r.Stdout, r.Stderr)
-	}
+	// job rarely leaves one; nextJobCleans plants one.
+	nextJobCleans(t, tmp, stale[0].Name())
 	jobtest.CheckClean(t, tmp, p.Pid(), 0)
-	if _, err := os.Stat(planted); !os.IsNotExist(err) {
-		t.Errorf("stale shared-memory file %s: %v; want it removed", planted, err)
-	}
 }
