@@ -237,10 +237,11 @@ func (t *Team) AllreduceRead(in, out []byte, red func(acc, in []byte)) error {
 // commute (red commutes: a built-in op), which lets root read another
 // rank's input straight into out instead of copying its own there first.
 //
-// Two ranks, commute, root's out not its in: the input is moved by both
-// at once (see splitAt): root reads the first part into out while the
-// other rank writes the rest into root's out (Hooks.Write), then root
-// adds its own input.
+// Two ranks, commute, with Hooks.Write: from halvesMin to halvesMax
+// bytes each rank combines a part (reduceHalves); above, root's out not
+// its in, the input is moved by both at once (see splitAt): root reads
+// the first part into out while the other rank writes the rest into
+// root's out, then root adds its own input.
 // Needs CanRead.
 func (t *Team) ReduceRead(in, out []byte, root int, red func(acc, in []byte), commute bool) error {
 	t.mu.Lock()
@@ -253,6 +254,9 @@ func (t *Team) ReduceRead(in, out []byte, root int, red func(acc, in []byte), co
 		return t.finishRead(s)
 	}
 	h := splitAt(len(in))
+	if commute && t.n == 2 && len(in) >= halvesMin && len(in) <= halvesMax && t.slot >= 16 && t.hooks.Write != nil {
+		return t.reduceHalves(s, in, out, root, red)
+	}
 	split := commute && t.n == 2 && h > 0 && t.hooks.Write != nil
 	if t.me != root {
 		t.pubAddr(s, in)
@@ -329,11 +333,87 @@ func (t *Team) ReduceRead(in, out []byte, root int, red func(acc, in []byte), co
 	return nil
 }
 
+// halvesMin and halvesMax bound the input of a two-rank Reduce that
+// reduceHalves takes. np 2, osu medians of 10 runs in alternating order:
+// against root reading all and adding all, 128-512 KiB -3, -12, -27%, but
+// 16-64 KiB +6-25% (the other rank's two system calls); against the
+// split (splitAt), 1 MiB -16%, 2-4 MiB +14-20%.
+const (
+	halvesMin = 128 << 10
+	halvesMax = 1 << 20
+)
+
+// reduceHalves is a two-rank Reduce of a commuting op in which each rank
+// combines a part, at once: root reads the other rank's input up to h
+// (halvesRoot percent of it) and adds its own there; the other rank reads
+// root's input from h on into its scratch, adds its own and writes the sum
+// into root's out (root publishes out's address after in's, in its
+// cell's second word). Root's part is the larger: the other rank's has a
+// second system call. Root returns once the other rank is done (its part
+// of out written, root's input read), the other rank once root is done
+// (its input read). The sums are the same bits as one rank's: an op that
+// commutes gives a⊕b = b⊕a for two operands.
+func (t *Team) reduceHalves(s uint64, in, out []byte, root int, red func(acc, in []byte)) error {
+	n := len(in)
+	h := n * halvesRoot / 100 &^ 63 // whole elements of any size
+	j := 1 - t.me
+	if t.me != root {
+		t.pubAddr(s, in)
+		r := t.arrive(root, s)
+		if err := t.wait(func() bool { return r.Load() >= s }); err != nil {
+			return err
+		}
+		sum := t.halfBuf(n - h)
+		if err := t.read(root, s, h, sum); err != nil {
+			return err
+		}
+		red(sum, in[h:])
+		if err := t.write(root, t.addrWord(root, s, 1)+uintptr(h), sum); err != nil {
+			return err
+		}
+		t.publish(t.done(t.me), s)
+		return t.awaitDone(s)
+	}
+	out = out[:n]
+	*(*uintptr)(unsafe.Pointer(&t.slotOf(t.me, s, 16)[8])) = uintptr(unsafe.Pointer(unsafe.SliceData(out)))
+	t.pubAddr(s, in)
+	if err := t.wait(func() bool { return t.othersArrived(s) }); err != nil {
+		return err
+	}
+	if &in[0] == &out[0] { // in place: out[:h] holds root's input until added
+		other := t.halfBuf(h)
+		if err := t.read(j, s, 0, other); err != nil {
+			return err
+		}
+		red(out[:h], other)
+	} else {
+		if err := t.read(j, s, 0, out[:h]); err != nil {
+			return err
+		}
+		red(out[:h], in[:h])
+	}
+	t.publish(t.done(t.me), s)
+	return t.awaitDone(s)
+}
+
+// halvesRoot is the percentage of a reduceHalves input that root combines.
+const halvesRoot = 60
+
+// halfBuf returns the team's buffer of n bytes for reduceHalves (kept
+// between calls, grown as needed: up to halvesMax bytes).
+func (t *Team) halfBuf(n int) []byte {
+	if cap(t.half) < n {
+		t.half = make([]byte, n)
+	}
+	return t.half[:n]
+}
+
 // splitAt is where a split Reduce of n bytes divides its input: the first
 // half root reads, the rest the other rank writes; 0: no split. From
 // splitMin on: np 2 Reduce/Open MPI (compare.py --rounds 3, 2 takes) 1-4
 // MiB 0.97-1.12 -> 0.56-0.67; below, root's add takes the written half's
 // lines from the other core, and 16-256 KiB lost (0.87-1.03 -> 1.16-1.59).
+// ReduceRead takes reduceHalves before it up to halvesMax.
 func splitAt(n int) int {
 	if n < splitMin {
 		return 0

@@ -130,6 +130,7 @@ type Team struct {
 	keep  []byte    // the input others may be reading (read.go)
 	tmp   [2][]byte // scratch of the folding reads (read.go)
 	got   []bool    // the ranks read so far (readReady)
+	half  []byte    // the scratch of reduceHalves
 
 	// Sharing a core (see lookColoc): coloc says that the last look found
 	// another rank of the team on this rank's CPU, cpu is the CPU this
