@@ -351,8 +351,10 @@ const (
 // cell's second word). Root's part is the larger: the other rank's has a
 // second system call. Root returns once the other rank is done (its part
 // of out written, root's input read), the other rank once root is done
-// (its input read). The sums are the same bits as one rank's: an op that
-// commutes gives a⊕b = b⊕a for two operands.
+// (its input read). The parts combine the two operands in either order
+// (root's part other⊕root unless in place): for a built-in op the same
+// bits, except which payload a result of two NaNs carries, and the same
+// from run to run (the parts depend only on the length and the form).
 func (t *Team) reduceHalves(s uint64, in, out []byte, root int, red func(acc, in []byte)) error {
 	n := len(in)
 	h := n * halvesRoot / 100 &^ 63 // whole elements of any size
