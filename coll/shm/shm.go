@@ -38,7 +38,7 @@
 // better (Bcast -5%, Allgather and Alltoall ±5-25% either way).
 // Allreduce combines cell 0, 1, ..., n-1 in rank order on every
 // rank: every rank computes the same bits, for any op. Allgather and
-// Alltoall copy their blocks out of every cell once all have arrived. The
+// Alltoall copy their blocks out of the others' cells once all have arrived. The
 // Barrier is flat, or right after a Bcast (with Hooks.Lead) goes through
 // the Bcast's root, so that it leaves first (leadBarrier).
 //
@@ -399,7 +399,11 @@ func (t *Team) Allgather(out []byte) error {
 
 // Alltoall gives rank j block j of every rank's in, at block i of its out
 // for in of rank i: in and out hold n blocks of len(in)/n bytes, len(in)
-// at most Slot. in and out may be the same slice.
+// at most Slot. in and out may be the same slice. A rank's slot gets the
+// others' blocks only; its own goes from in to out directly (np 2, osu
+// medians of 8 and 12 runs in alternating order, against all blocks
+// through the slot: 256 B 0.78 -> 0.62 and 0.95 -> 0.60 us, 128 B -12-14%,
+// 512 B-16 KiB within 5%; np 4 within the noise, ±10% either way).
 func (t *Team) Alltoall(in, out []byte) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -408,13 +412,21 @@ func (t *Team) Alltoall(in, out []byte) error {
 		return err
 	}
 	b := len(in) / t.n
-	memcpy.Copy(t.slotOf(t.me, s, len(in)), in)
+	slot := t.slotOf(t.me, s, len(in))
+	mine := t.me * b
+	memcpy.Copy(slot[:mine], in[:mine]) // the others' blocks, around this rank's own
+	memcpy.Copy(slot[mine+b:], in[mine+b:])
 	t.publish(t.arrive(t.me, s), s)
+	if b > 0 && &in[0] != &out[0] {
+		copy(out[mine:mine+b], in[mine:]) // this rank's own block: straight across
+	}
 	if err := t.wait(func() bool { return t.allArrived(s) }); err != nil {
 		return err
 	}
 	for j := 0; j < t.n; j++ {
-		copy(out[j*b:(j+1)*b], t.slotOf(j, s, len(in))[t.me*b:])
+		if j != t.me {
+			copy(out[j*b:(j+1)*b], t.slotOf(j, s, len(in))[t.me*b:])
+		}
 	}
 	t.safe = s - 1
 	t.publish(t.done(t.me), s)
