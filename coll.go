@@ -500,7 +500,7 @@ func ialltoall[T Scalar](c *Comm, send, recv []T, block bool) (*Request, error) 
 			return nil, fatalCheck(t.AlltoallRead(asBytes(send), asBytes(recv)))
 		}
 	}
-	if t := c.shmTeamIf(block, n*count*e); t != nil {
+	if t := c.shmTeamAlltoall(block, n*count*e, count*e); t != nil {
 		return nil, fatalCheck(t.Alltoall(asBytes(in), asBytes(recv)))
 	}
 	over := block && c.shmOver()

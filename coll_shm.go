@@ -224,29 +224,51 @@ func (c *Comm) shmTeamReadBcast(block bool, bytes int) *shm.Team {
 const shmPipe = 8 << 10
 
 // shmTeamReadAlltoall is shmTeamRead for an Alltoall of bytes per rank in
-// blocks of blk bytes, which with more ranks than cores also reads
-// blocks of 64-128 KiB (on up to 4 ranks 32-128 KiB), instead of the
-// slots (np 4) or the schedules:
+// blocks of blk bytes, which with more ranks than cores also reads blocks
+// of 64-128 KiB on up to 4 ranks, and on more ranks those the slots do not
+// take (shmTeamAlltoall), instead of the slots (np 4) or the schedules:
 // np 4 on 2 cores, Alltoall/Open MPI (multi.py, rounds 11-15, main and
 // this interleaved, 4 takes) 64 KiB 1.30-1.54 -> 0.87-0.97, 128 KiB
 // 1.07-1.55 -> 0.92-1.20; np 8 64 KiB 1.63-1.66 -> 1.26-1.33, 128 KiB
-// 1.49 -> 1.27; 32 KiB, once each rank reads whoever has arrived
-// (readReady), 0.97-1.03 -> 0.86-0.98 (3 takes). Reading lost at 16 KiB
-// (np 8 at 32 KiB: 0.96 -> 1.11) and at 512 KiB-1 MiB (np 4 0.88-1.08 ->
-// 0.91-1.16).
+// 1.49 -> 1.27 (against the schedules). Reading lost at 16 KiB, at 512
+// KiB-1 MiB (np 4 0.88-1.08 -> 0.91-1.16), and, since the slots are
+// written with REP MOVSB, to the slots at 32 KiB on 3 and 4 ranks (osu
+// medians of 8-10 runs in alternating order, slots against reads: np 3
+// -17%, np 4 -17 and -22%; at 64-128 KiB np 4 +5-10%, so reads stay).
 func (c *Comm) shmTeamReadAlltoall(block bool, bytes, blk int) *shm.Team {
-	least := 64 << 10
-	if c.Size() <= 4 {
-		least = 32 << 10
-	}
-	if t := c.shmTeamRead(block, bytes); t != nil || !block || blk < least || blk > 128<<10 {
+	if t := c.shmTeamRead(block, bytes); t != nil || !block || blk < 64<<10 || blk > 128<<10 {
 		return t
+	}
+	if c.Size() > 4 && bytes <= shmAlltoallOverMax {
+		return nil // the slots (shmTeamAlltoall)
 	}
 	if t := c.shmTeamFor(0, true); t != nil && c.shm.read {
 		return t
 	}
 	return nil
 }
+
+// shmTeamAlltoall is shmTeamIf for an Alltoall of bytes per rank in blocks
+// of blk bytes, which with more ranks than cores, on more than 4 ranks,
+// also takes blocks of up to 128 KiB through the slots while a rank's
+// blocks come to at most shmAlltoallOverMax (the slot permitting), beyond
+// coll_sm_oversubscribed_max_size: osu medians of 6-8 runs in alternating
+// order, slots against reads, 64 KiB np 6 -22%, np 8 -25 and -29%, np 16
+// -28%; 128 KiB np 6 -25%, np 8 -13 and -25%.
+func (c *Comm) shmTeamAlltoall(block bool, bytes, blk int) *shm.Team {
+	if t := c.shmTeamIf(block, bytes); t != nil || !block || c.Size() <= 4 || blk > 128<<10 || bytes > shmAlltoallOverMax {
+		return t
+	}
+	if t := c.shmTeamFor(0, true); t != nil && c.shm.over && bytes <= t.Slot() {
+		return t
+	}
+	return nil
+}
+
+// shmAlltoallOverMax bounds the bytes per rank of shmTeamAlltoall's larger
+// Alltoalls (np 16 at 128 KiB, 2 MiB per rank, was measured only against
+// the schedules: reading won by 10%).
+const shmAlltoallOverMax = 1 << 20
 
 // shmTeamReadAllgather is shmTeamRead for an Allgather of bytes per rank,
 // which with more ranks than cores also reads the blocks the slots do not

@@ -62,6 +62,9 @@ func all() {
 		for _, count := range []int{0, 1, 5, 1000, 40000} {
 			allOn(c, count)
 		}
+		// Blocks of 80 KiB: on more than 4 ranks sharing cores, coll/sm's
+		// slots take them (shmTeamAlltoall), on up to 4 its reads.
+		newCase(c, 10000).alltoalls()
 	}
 }
 
