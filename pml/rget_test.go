@@ -289,21 +289,25 @@ func TestSplitMin(t *testing.T) {
 
 // TestSplitReadSenderAway: a sender that has returned from its Isend and
 // computes (it does not say it polls) gets no split ACK: the receiver
-// reads the whole message and completes without it.
+// reads the whole message and completes without it. The receive is posted
+// before the message comes, so that the match happens in a poll, where a
+// read may be split; the receiver first polls once the Isend has returned
+// (a receiver that looks while the Isend is still starting may split, and
+// then waits for the sender's next call: the flag's window, see startSend).
 func TestSplitReadSenderAway(t *testing.T) {
 	net := newFakeNet(2, 256, 1024)
 	net.rget, net.runners = true, true
 	net.tune = func(c *Config) { c.RgetLimit, c.RgetSplit = 4096, 4096 }
 	stop := make(chan struct{})
+	posted, returned := make(chan struct{}), make(chan struct{})
 	msg := pattern(100000, 0)
 	job(t, net, func(t *testing.T, c *Comm) {
 		if c.Rank() == 0 {
-			if _, err := c.Recv(nil, 1, 6); err != nil {
-				t.Error(err)
-				return
-			}
+			<-posted
 			var h Handle
-			if err := c.StartIsend(&h, msg, 1, 5, false); err != nil {
+			err := c.StartIsend(&h, msg, 1, 5, false)
+			close(returned)
+			if err != nil {
 				t.Error(err)
 				return
 			}
@@ -316,14 +320,13 @@ func TestSplitReadSenderAway(t *testing.T) {
 		defer close(stop)
 		buf := make([]byte, len(msg))
 		var h Handle
-		if err := c.StartIrecv(&h, buf, 0, 5); err != nil {
+		err := c.StartIrecv(&h, buf, 0, 5)
+		close(posted)
+		if err != nil {
 			t.Error(err)
 			return
 		}
-		if err := c.Send(nil, 0, 6, false); err != nil {
-			t.Error(err)
-			return
-		}
+		<-returned
 		if st, err := h.Wait(nil); err != nil || st.Count != len(msg) || !bytes.Equal(buf, msg) {
 			t.Errorf("receive: status %+v err %v, or wrong bytes", st, err)
 		}
