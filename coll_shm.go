@@ -239,8 +239,8 @@ func (c *Comm) shmTeamReadAlltoall(block bool, bytes, blk int) *shm.Team {
 	if t := c.shmTeamRead(block, bytes); t != nil || !block || blk < 64<<10 || blk > 128<<10 {
 		return t
 	}
-	if c.Size() > 4 && bytes <= shmAlltoallOverMax {
-		return nil // the slots (shmTeamAlltoall)
+	if c.shmTeamOverAlltoall(block, bytes, blk) != nil {
+		return nil // the slots take it
 	}
 	if t := c.shmTeamFor(0, true); t != nil && c.shm.read {
 		return t
@@ -249,15 +249,26 @@ func (c *Comm) shmTeamReadAlltoall(block bool, bytes, blk int) *shm.Team {
 }
 
 // shmTeamAlltoall is shmTeamIf for an Alltoall of bytes per rank in blocks
-// of blk bytes, which with more ranks than cores, on more than 4 ranks,
-// also takes blocks of up to 128 KiB through the slots while a rank's
-// blocks come to at most shmAlltoallOverMax (the slot permitting), beyond
-// coll_sm_oversubscribed_max_size: osu medians of 6-8 runs in alternating
-// order, slots against reads, 64 KiB np 6 -22%, np 8 -25 and -29%, np 16
-// -28%; 128 KiB np 6 -25%, np 8 -13 and -25%.
+// of blk bytes, or else shmTeamOverAlltoall's team.
 func (c *Comm) shmTeamAlltoall(block bool, bytes, blk int) *shm.Team {
-	if t := c.shmTeamIf(block, bytes); t != nil || !block || c.Size() <= 4 || blk > 128<<10 || bytes > shmAlltoallOverMax {
+	if t := c.shmTeamIf(block, bytes); t != nil {
 		return t
+	}
+	return c.shmTeamOverAlltoall(block, bytes, blk)
+}
+
+// shmTeamOverAlltoall is c's team when a blocking Alltoall of bytes per
+// rank in blocks of blk bytes, with more ranks than cores, on more than 4
+// ranks, takes the slots beyond coll_sm_oversubscribed_max_size: blocks
+// of up to 128 KiB while a rank's come to at most shmAlltoallOverMax (the
+// slot permitting); else nil. One predicate for shmTeamAlltoall and
+// shmTeamReadAlltoall, so that what the reads leave the slots take. osu
+// medians of 6-8 runs in alternating order, slots against reads, 64 KiB
+// np 6 -22%, np 8 -25 and -29%, np 16 -28%; 128 KiB np 6 -25%, np 8 -13
+// and -25%.
+func (c *Comm) shmTeamOverAlltoall(block bool, bytes, blk int) *shm.Team {
+	if !block || c.Size() <= 4 || blk > 128<<10 || bytes > shmAlltoallOverMax {
+		return nil
 	}
 	if t := c.shmTeamFor(0, true); t != nil && c.shm.over && bytes <= t.Slot() {
 		return t
@@ -265,7 +276,7 @@ func (c *Comm) shmTeamAlltoall(block bool, bytes, blk int) *shm.Team {
 	return nil
 }
 
-// shmAlltoallOverMax bounds the bytes per rank of shmTeamAlltoall's larger
+// shmAlltoallOverMax bounds the bytes per rank of shmTeamOverAlltoall's
 // Alltoalls (np 16 at 128 KiB, 2 MiB per rank, was measured only against
 // the schedules: reading won by 10%).
 const shmAlltoallOverMax = 1 << 20
