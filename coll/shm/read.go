@@ -345,7 +345,7 @@ const (
 
 // reduceHalves is a two-rank Reduce of a commuting op in which each rank
 // combines a part, at once: root reads the other rank's input up to h
-// (halvesRoot percent of it) and adds its own there; the other rank reads
+// (halvesRoot(n) percent of it) and adds its own there; the other rank reads
 // root's input from h on into its scratch, adds its own and writes the sum
 // into root's out (root publishes out's address after in's, in its
 // cell's second word). Root's part is the larger: the other rank's has a
@@ -357,7 +357,7 @@ const (
 // from run to run (the parts depend only on the length and the form).
 func (t *Team) reduceHalves(s uint64, in, out []byte, root int, red func(acc, in []byte)) error {
 	n := len(in)
-	h := n * halvesRoot / 100 &^ 63 // whole elements of any size
+	h := n * halvesRoot(n) / 100 &^ 63 // whole elements of any size
 	j := 1 - t.me
 	if t.me != root {
 		t.pubAddr(s, in)
@@ -398,8 +398,20 @@ func (t *Team) reduceHalves(s uint64, in, out []byte, root int, red func(acc, in
 	return t.awaitDone(s)
 }
 
-// halvesRoot is the percentage of a reduceHalves input that root combines.
-const halvesRoot = 60
+// halvesRoot is the percentage of a reduceHalves input of n bytes that
+// root combines. Per KiB, timed inside the call (np 2, TSC marks): root
+// reads 71-83 ns and adds 24-26; the other rank reads 76-94, adds 24-26
+// and writes 53-78, so at 60% root waited 1.5-2 us for it at 128-256 KiB.
+// osu reduce, np 2, against 60: 64% at 128 and 256 KiB -4 and -5% (two
+// takes of 10 rounds, the order rotating), 512 KiB -8, -1 and -5% (three);
+// at 1 MiB -13, +6 and +10%, so 60 stays there. 66-70% gained no more at
+// 128-512 KiB, 75-80% lost 8-23% from 256 KiB.
+func halvesRoot(n int) int {
+	if n >= 1<<20 {
+		return 60
+	}
+	return 64
+}
 
 // halfBuf returns the team's buffer of n bytes for reduceHalves (kept
 // between calls, grown as needed: up to halvesMax bytes).

@@ -394,7 +394,8 @@ func TestReadOperations(t *testing.T) {
 				t.Run(fmt.Sprint("n", n, "/spin", spin, "/write", write), func(t *testing.T) {
 					sizes := sizes
 					if n == 2 { // Reduces and Bcasts split between root and the other rank (with write)
-						sizes = append(sizes, splitMin+64*3, bcastSplitMin+8)
+						// and both reduceHalves shares (halvesRoot)
+						sizes = append(sizes, splitMin+64*3, bcastSplitMin+8, halvesMin+16*37, halvesMax)
 					}
 					h := Hooks{Spin: spin, Yield: spin > 0, Read: readSelf}
 					if write {
