@@ -3,6 +3,7 @@ package gorun
 import (
 	"math"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -57,5 +58,49 @@ func TestBallast(t *testing.T) {
 	debug.SetMemoryLimit(math.MaxInt64)
 	if holdBallast(); len(gcBallast) != 1<<20 {
 		t.Fatalf("ballast of %d bytes without a limit; want 1 MiB", len(gcBallast))
+	}
+}
+
+// TestPrefault: prefaultHeap leaves the ballast's size of heap resident
+// and free, and does nothing without a ballast, when turned off, when the
+// ranks outnumber the CPUs, or when the program's heap is large already.
+func TestPrefault(t *testing.T) {
+	defer func(n int64, on bool) { gcBallastSize, gcPrefault = n, on; dropBallast() }(gcBallastSize, gcPrefault)
+	gcBallastSize, gcPrefault = 32<<20, true
+	holdBallast()
+	if len(gcBallast) == 0 {
+		t.Skip("no ballast (a memory limit is set)")
+	}
+
+	gcPrefault = false
+	if n := prefaultHeap(1, 1); n != 0 {
+		t.Errorf("turned off: faulted in %d bytes", n)
+	}
+	gcPrefault = true
+	if n := prefaultHeap(3, 2); n != 0 {
+		t.Errorf("3 ranks on 2 CPUs: faulted in %d bytes", n)
+	}
+	big := make([]byte, prefaultHeapMax+1<<20)
+	if n := prefaultHeap(1, 1); n != 0 {
+		t.Errorf("with %d bytes of heap already: faulted in %d bytes", len(big), n)
+	}
+	runtime.KeepAlive(big)
+	big = nil
+	runtime.GC()
+
+	before, heapBefore := rssBytes(t), heapObjects()
+	if n := prefaultHeap(2, 2); n != 32<<20 {
+		t.Fatalf("faulted in %d bytes; want the ballast's 32 MiB", n)
+	}
+	if grew := rssBytes(t) - before; grew < 16<<20 {
+		t.Errorf("resident memory grew by %d bytes; want the 32 MiB block's pages resident", grew)
+	}
+	if heap := heapObjects(); heap > heapBefore+8<<20 {
+		t.Errorf("heap objects %d bytes after, %d before: the block was not freed", heap, heapBefore)
+	}
+
+	dropBallast()
+	if n := prefaultHeap(1, 1); n != 0 {
+		t.Errorf("without a ballast: faulted in %d bytes", n)
 	}
 }

@@ -11,10 +11,22 @@ const (
 	EnvRank       = "GORUN_RANK"
 	EnvSize       = "GORUN_SIZE"
 	EnvLocalRank  = "GORUN_LOCAL_RANK"
+	EnvLocalSize  = "GORUN_LOCAL_SIZE"
 	EnvJobID      = "GORUN_JOBID"
 	EnvSessionDir = "GORUN_SESSION_DIR"
 	EnvLifelineFD = "GORUN_LIFELINE_FD"
 )
+
+// LocalSize is how many ranks of the job gorun started on this machine
+// (EnvLocalSize), or ok false when it did not say or said something that
+// is not a count.
+func LocalSize() (n int, ok bool) {
+	n, err := strconv.Atoi(os.Getenv(EnvLocalSize))
+	if err != nil || n < 1 {
+		return 0, false
+	}
+	return n, true
+}
 
 // LifelineFD is the descriptor number of the lifeline in a rank.
 const LifelineFD = 3

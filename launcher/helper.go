@@ -58,7 +58,7 @@ const (
 
 // More variables gorun sets for ranks of a job across machines.
 const (
-	EnvLocalSize = "GORUN_LOCAL_SIZE"
+	EnvLocalSize = jobenv.EnvLocalSize
 	EnvNode      = "GORUN_NODE"
 )
 
