@@ -76,3 +76,30 @@ func TestRead(t *testing.T) {
 		}
 	}
 }
+
+func TestLocalSize(t *testing.T) {
+	tests := []struct {
+		v    string
+		set  bool
+		want int
+		ok   bool
+	}{
+		{"", false, 0, false},
+		{"", true, 0, false},
+		{"4", true, 4, true},
+		{"1", true, 1, true},
+		{"0", true, 0, false},
+		{"-2", true, 0, false},
+		{"four", true, 0, false},
+		{"4 ", true, 0, false},
+	}
+	for _, tt := range tests {
+		t.Setenv(EnvLocalSize, tt.v)
+		if !tt.set {
+			os.Unsetenv(EnvLocalSize)
+		}
+		if n, ok := LocalSize(); n != tt.want || ok != tt.ok {
+			t.Errorf("LocalSize with %s=%q (set %v) = %d, %v; want %d, %v", EnvLocalSize, tt.v, tt.set, n, ok, tt.want, tt.ok)
+		}
+	}
+}
