@@ -90,8 +90,8 @@ func prefaultHeap(local, cpus int) int {
 	if !gcPrefault || len(gcBallast) == 0 || local > cpus || heapObjects()-len(gcBallast) > prefaultHeapMax {
 		return 0
 	}
-	n := faultIn(len(gcBallast))
-	runtime.GC() // frees faultIn's block (dead once it returned)
+	n := len(faultIn(len(gcBallast)))
+	runtime.GC() // frees faultIn's block (dead once its length is taken)
 	return n
 }
 
@@ -113,12 +113,12 @@ func heapObjects() int {
 // faultIn allocates n bytes and has the kernel back every page of them.
 //
 //go:noinline
-func faultIn(n int) int {
+func faultIn(n int) []byte {
 	b := make([]byte, n)
 	if unix.Madvise(b, unix.MADV_POPULATE_WRITE) != nil {
 		for i := 0; i < len(b); i += os.Getpagesize() {
 			b[i] = 1
 		}
 	}
-	return len(b)
+	return b
 }

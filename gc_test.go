@@ -8,6 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // rssBytes is this process's resident memory (/proc/self/statm).
@@ -103,4 +106,21 @@ func TestPrefault(t *testing.T) {
 	if n := prefaultHeap(1, 1); n != 0 {
 		t.Errorf("without a ballast: faulted in %d bytes", n)
 	}
+}
+
+// TestFaultIn: every page of faultIn's block is resident when it returns
+// (mincore), whatever the heap held there before.
+func TestFaultIn(t *testing.T) {
+	b := faultIn(8 << 20)
+	pg := os.Getpagesize()
+	vec := make([]byte, (len(b)+pg-1)/pg)
+	if _, _, e := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), uintptr(unsafe.Pointer(&vec[0]))); e != 0 {
+		t.Skipf("mincore: %v", e)
+	}
+	for i, v := range vec {
+		if v&1 == 0 {
+			t.Fatalf("page %d of %d not resident after faultIn", i, len(vec))
+		}
+	}
+	runtime.KeepAlive(b)
 }
