@@ -646,3 +646,82 @@ func TestPutJoined(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDataRecord: pollBox's inline check of a data record (dataRecord)
+// accepts exactly the data words parseBoxHeader accepts, with the same
+// record size.
+func FuzzDataRecord(f *testing.F) {
+	f.Add(boxHeader(boxKindData, 7, 100, 3), uint16(0))
+	f.Add(boxHeader(boxKindData, 1, 257, 3), uint16(0))
+	f.Add(boxHeader(boxKindData, 1, 32, 0), uint16(992))
+	f.Add(boxHeader(boxKindWrap, 0, 0, 0), uint16(992))
+	f.Add(boxHeader(boxKindData, 1, 1, btl.NumTags), uint16(0))
+	f.Fuzz(func(t *testing.T, w uint64, at uint16) {
+		const size, max = 1024, 256
+		if w == 0 {
+			return // an empty position: never parsed
+		}
+		off := uint64(at) % size &^ 7
+		rs, ok := dataRecord(w, off, size, max)
+		rec, pok := parseBoxHeader(w, off, size, max)
+		want := pok && rec.kind == boxKindData
+		if ok != want || ok && rs != rec.size {
+			t.Fatalf("word %#x at %d: dataRecord = %d, %v; parseBoxHeader = %+v, %v", w, off, rs, ok, rec, pok)
+		}
+	})
+}
+
+// TestTrySendBox: TrySend's fast path (the pair's box) delivers every
+// message in order, header and payload of every length a small message
+// has (the inline word copies of 0..16-byte payloads included), in bursts
+// and one by one; a lost peer and a closed module are still refused with
+// their errors.
+func TestTrySendBox(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.FboxThreshold = 1
+	mods := newJob(t, 3, cfg)
+	a, e := mods[0], mods[1]
+	var got [][]byte
+	e.Register(btl.TagPMLMatch, func(src int, data []byte) { got = append(got, append([]byte(nil), data...)) })
+	var want [][]byte
+	hdr := make([]byte, 16)
+	for i := 0; i < 600; i++ {
+		n := i % 40
+		binary.LittleEndian.PutUint32(hdr, uint32(i))
+		pay := boxMsg(i, n)
+		ok, err := a.TrySend(1, btl.TagPMLMatch, hdr, pay)
+		if err != nil || !ok {
+			t.Fatalf("TrySend %d (%d bytes): %v, %v", i, n, ok, err)
+		}
+		want = append(want, append(append([]byte(nil), hdr...), pay...))
+		if i%7 == 0 { // one by one now and then: the ping-pong's joined copy
+			for len(got) < len(want) {
+				e.Progress()
+			}
+		}
+	}
+	for len(got) < len(want) {
+		e.Progress()
+	}
+	if a.peers[1].out == nil {
+		t.Fatal("the pair never got a box: the fast path was not taken")
+	}
+	for i := range want {
+		if !bytes.Equal(got[i], want[i]) {
+			t.Fatalf("message %d: got %x, want %x", i, got[i], want[i])
+		}
+	}
+	for i := 0; i < 4; i++ { // rank 2 gets a box too
+		if ok, err := a.TrySend(2, btl.TagPMLMatch, hdr, nil); !ok || err != nil {
+			t.Fatalf("TrySend to rank 2: %v, %v", ok, err)
+		}
+	}
+	a.monitor.markLost(&a.peers[2])
+	if _, err := a.TrySend(2, btl.TagPMLMatch, hdr, nil); !errors.Is(err, errs.ErrPeerLost) {
+		t.Errorf("TrySend to a lost peer: %v, want ErrPeerLost", err)
+	}
+	a.Close()
+	if _, err := a.TrySend(1, btl.TagPMLMatch, hdr, nil); !errors.Is(err, errs.ErrFinalized) {
+		t.Errorf("TrySend after Close: %v, want ErrFinalized", err)
+	}
+}

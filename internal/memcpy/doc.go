@@ -9,5 +9,9 @@
 // in that size range, and what Open MPI's fragments get.
 //
 // Copy falls back to copy() for short copies, on CPUs without ERMS and on
-// other architectures.
+// other architectures. Tiny copies at most TinyMax bytes without a call
+// to memmove (small messages' headers and payloads).
 package memcpy
+
+// TinyMax is the most bytes Tiny copies.
+const TinyMax = 16
