@@ -143,7 +143,21 @@ func (c *Comm) Usable() error { return c.usable() }
 // PML returns the engine c belongs to.
 func (c *Comm) PML() *PML { return c.p }
 
+// checkSend validates a send's arguments. The common case (all valid)
+// inlines into the caller; sendError says what is wrong otherwise.
 func (c *Comm) checkSend(dest, tag int) error {
+	if c != nil && c.ok() && uint(dest) < uint(c.Size()) && uint(tag) <= MaxTag {
+		return nil
+	}
+	return c.sendError(dest, tag)
+}
+
+// ok is usable's common case: c is neither finalized nor freed.
+func (c *Comm) ok() bool {
+	return !c.p.closed.Load() && !c.freed.Load() && (c.parent == nil || !c.parent.freed.Load())
+}
+
+func (c *Comm) sendError(dest, tag int) error {
 	if err := c.usable(); err != nil {
 		return err
 	}
@@ -156,7 +170,15 @@ func (c *Comm) checkSend(dest, tag int) error {
 	return nil
 }
 
+// checkRecv validates a receive's arguments, like checkSend.
 func (c *Comm) checkRecv(src, tag int) error {
+	if c != nil && c.ok() && uint(src+1) <= uint(c.Size()) && uint(tag+1) <= MaxTag+1 {
+		return nil // src in AnySource (-1)..size-1, tag in AnyTag (-1)..MaxTag
+	}
+	return c.recvError(src, tag)
+}
+
+func (c *Comm) recvError(src, tag int) error {
 	if err := c.usable(); err != nil {
 		return err
 	}
@@ -202,9 +224,18 @@ func (c *Comm) planSend(buf []byte, dest, tag int) (sendPlan, error) {
 	if pe.lost.Load() {
 		return sendPlan{}, peerLost(dest)
 	}
-	plan := planSend(len(buf), pe.lim, true)
+	n := len(buf)
+	if n <= pe.lim.eager {
+		// planSend's first case, without copying the limits: an eager
+		// message with its credit taken, or none needed.
+		if p.takeCredit(pe, n) {
+			return sendPlan{proto: protoEager, chunk: n, credit: n}, nil
+		}
+		return planSend(n, pe.lim, false), nil
+	}
+	plan := planSend(n, pe.lim, true)
 	if plan.credit > 0 && !p.takeCredit(pe, plan.credit) {
-		plan = planSend(len(buf), pe.lim, false)
+		plan = planSend(n, pe.lim, false)
 	}
 	return plan, nil
 }

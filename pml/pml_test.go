@@ -384,9 +384,16 @@ func TestInvalidArgs(t *testing.T) {
 			{"recv from rank -2", c.Irecv(new(Request), nil, -2, 0), errs.ErrInvalidRank},
 			{"recv tag -2", c.Irecv(new(Request), nil, 0, -2), errs.ErrInvalidTag},
 			{"recv tag MaxTag+1", c.Irecv(new(Request), nil, 0, MaxTag+1), errs.ErrInvalidTag},
+			{"recv from rank size", c.Irecv(new(Request), nil, 2, 0), errs.ErrInvalidRank},
+			// The bounds themselves are valid (checkSend and checkRecv
+			// test them with unsigned compares).
+			{"send to rank size-1, tag MaxTag", c.CheckSend(1, MaxTag), nil},
+			{"send to rank 0, tag 0", c.CheckSend(0, 0), nil},
+			{"recv from AnySource, AnyTag", c.CheckRecv(match.AnySource, match.AnyTag), nil},
+			{"recv from rank size-1, tag MaxTag", c.CheckRecv(1, MaxTag), nil},
 		}
 		for _, tc := range cases {
-			if !errors.Is(tc.err, tc.want) {
+			if !errors.Is(tc.err, tc.want) || tc.want == nil && tc.err != nil {
 				t.Errorf("%s: %v, want %v", tc.name, tc.err, tc.want)
 			}
 		}

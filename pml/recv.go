@@ -21,6 +21,16 @@ type unexp struct {
 // onMatch handles an eager MATCH fragment.
 func (p *PML) onMatch(src int, data []byte) {
 	var h matchHdr
+	if len(data) >= matchHdrLen {
+		// decodeMatch's common case inline: no flags, a valid tag.
+		h.getEnvelope(data)
+		if h.flags == 0 && h.tag >= 0 {
+			h.size = uint64(len(data) - matchHdrLen)
+			p.arrive(src, &h, false, data[matchHdrLen:])
+			return
+		}
+		h = matchHdr{}
+	}
 	payload, err := decodeMatch(data, &h)
 	if err != nil {
 		p.log.Error("dropping a malformed fragment", "from", src, "error", err)
@@ -100,17 +110,12 @@ func (p *PML) arrive(src int, h *matchHdr, rndv bool, payload []byte) {
 	}
 	p.lockDelivery()
 	env := match.Envelope{Ctx: h.ctx, Src: src, Tag: int(h.tag), Seq: h.seq}
-	if err := p.eng.Check(&env); err != nil {
-		// A duplicate, stale or malformed envelope: matching it would
-		// break the order of everything after it. Drop it.
-		p.endDelivery()
-		p.log.Error("dropping a fragment the matching engine refuses", "from", src, "error", err)
-		return
-	}
 	if !rndv {
 		// The common case, an eager message in its turn whose receive is
 		// posted: matched without a Msg (no record to take, queue and
-		// free, no pair list).
+		// free, no pair list), and without Check, which passes every
+		// message in its turn (src is in range, decodeMatch refused a
+		// negative tag).
 		if rv := p.eng.MatchPosted(&env, anyRecv); rv != nil {
 			p.deliverEagerLocked(rv.Data.(*Request), src, h, payload)
 			p.arrived++
@@ -119,6 +124,13 @@ func (p *PML) arrive(src int, h *matchHdr, rndv bool, payload []byte) {
 			}
 			return
 		}
+	}
+	if err := p.eng.Check(&env); err != nil {
+		// A duplicate, stale or malformed envelope: matching it would
+		// break the order of everything after it. Drop it.
+		p.endDelivery()
+		p.log.Error("dropping a fragment the matching engine refuses", "from", src, "error", err)
+		return
 	}
 	m := p.newMsgLocked()
 	m.Envelope = env
@@ -280,12 +292,22 @@ func (p *PML) deliverEagerLocked(r *Request, src int, h *matchHdr, payload []byt
 	r.peer = src
 	r.tag = int(h.tag)
 	p.returnCreditLocked(src, len(payload))
-	n := memcpy.Copy(r.buf, payload)
+	var n int
+	if len(payload) <= memcpy.TinyMax && len(payload) <= len(r.buf) {
+		memcpy.Tiny(r.buf, payload)
+		n = len(payload)
+	} else {
+		n = memcpy.Copy(r.buf, payload)
+	}
 	if h.flags&flagSync != 0 {
 		p.sendAckLocked(src, h.sreq, 0, 0, 0)
 	}
 	// Just matched: no queue or table holds r, nothing else can finish it.
-	st, err := Status{Source: r.source(src), Tag: r.tag, Count: n}, truncErr(len(payload), len(r.buf), r.source(src), r.tag)
+	st := Status{Source: r.source(src), Tag: r.tag, Count: n}
+	var err error
+	if len(payload) > len(r.buf) {
+		err = truncErr(len(payload), len(r.buf), st.Source, r.tag)
+	}
 	if h := r.h; h != nil && err == nil && h.settleDirect(st) {
 		p.recycleLocked(r) // h has the result and nobody holds r
 		return

@@ -192,6 +192,12 @@ func (p *PML) takeCredit(pe *peer, n int) bool {
 	if pe.credit.Add(-int64(n)) >= 0 {
 		return true
 	}
+	return p.creditShort(pe, n)
+}
+
+// creditShort is takeCredit's rare part: it gives back the n bytes it
+// took beyond the credit, warns once, and reports false.
+func (p *PML) creditShort(pe *peer, n int) bool {
 	pe.credit.Add(int64(n))
 	if p.creditWarned.CompareAndSwap(false, true) {
 		dst := -1
@@ -228,14 +234,15 @@ func (p *PML) onCtl(src int, data []byte) {
 // gives them back as credit once a quarter of the limit is owed. Called
 // with p.mu held.
 func (p *PML) returnCreditLocked(src, n int) {
-	if p.creditLimit == 0 || n == 0 {
-		return
-	}
 	pe := &p.peers[src]
-	pe.owed += int64(n)
-	if pe.owed < p.creditLimit/4 {
-		return
+	if pe.owed += int64(n); pe.owed >= p.creditQuarter {
+		p.sendCreditLocked(src, pe)
 	}
+}
+
+// sendCreditLocked returns what pe owes us as credit (returnCreditLocked's
+// rare part, apart so that the common one inlines).
+func (p *PML) sendCreditLocked(src int, pe *peer) {
 	if _, err := pe.m.Send(src, btl.TagPMLCtl, encodeCtl(p.hdrBuf[:], ctlCredit, uint32(pe.owed)), nil, nil); err != nil {
 		p.log.Debug("CTL send failed", "to", src, "error", err)
 		return

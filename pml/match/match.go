@@ -232,7 +232,9 @@ func (e *Engine) release(c *ctxState, p *peer, m *Msg, out []Pair) []Pair {
 // with is posted and passes ok. It then removes that receive, counts env's
 // Seq as arrived (the engine holds no Msg for it) and returns the receive.
 // Otherwise it changes nothing and returns nil: the message arrives later
-// through Arrive as usual. env must have passed Check.
+// through Arrive as usual. env's Src must be in 0..size-1 and its Tag at
+// least 0; a message in its turn passes Check, so the caller may check
+// only the ones MatchPosted leaves.
 func (e *Engine) MatchPosted(env *Envelope, ok func(*Recv) bool) *Recv {
 	c := e.lookup(env.Ctx)
 	if c == nil {
