@@ -319,16 +319,19 @@ func (c *Comm) startRecvH(r *Request, buf []byte, src, tag int, h *Handle, fresh
 	if h != nil {
 		h.r, r.h = r, h
 	}
-	var j rndvJob
-	if m, ok := p.eng.Post(&r.recv); ok {
-		j = p.deliverUnexpLocked(r, m)
-		p.freeMsgLocked(m)
-		if h != nil && h.word.Load()&hSettled != 0 {
-			h.r = nil // settled and r recycled (settleDirect); h is not shared yet
-			r = nil
+	m, ok := p.eng.Post(&r.recv)
+	if !ok {
+		p.mu.Unlock()
+		if h != nil {
+			r = nil // posted: h's from now on
 		}
-	} else if h != nil {
-		r = nil // posted: h's from now on
+		return r, h, nil
+	}
+	j := p.deliverUnexpLocked(r, m)
+	p.freeMsgLocked(m)
+	if h != nil && h.word.Load()&hSettled != 0 {
+		h.r = nil // settled and r recycled (settleDirect); h is not shared yet
+		r = nil
 	}
 	p.mu.Unlock()
 	if j.r != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -440,6 +441,77 @@ func TestArriveMatchesPostedDirectly(t *testing.T) {
 		p.mu.Unlock()
 		if n != 0 {
 			t.Errorf("wildcard first %v: %d Msgs went through the free list; want none", wildFirst, n)
+		}
+	}
+}
+
+// TestRecycledReceiveIsZero: recycleLocked clears only the fields a
+// receive settled by its eager delivery can have set; whatever the receive
+// (a source or AnySource, a tag or AnyTag, on the world or a Dup, from a
+// plain or a synchronous send, a payload of 0 to 100 bytes), the Request
+// it puts on the free list is a zero Request again.
+func TestRecycledReceiveIsZero(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a segment")
+	}
+	c := smComms(t)
+	var dup [2]*Comm
+	var errs [2]error
+	var wg sync.WaitGroup
+	for r := range 2 { // Dup is collective
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dup[r], errs[r] = c[r].Dup()
+		}()
+	}
+	wg.Wait()
+	if errs[0] != nil || errs[1] != nil {
+		t.Fatal(errs)
+	}
+	p := c[1].p
+	for _, comm := range []string{"world", "dup"} {
+		cs := c
+		if comm == "dup" {
+			cs = dup
+		}
+		for _, src := range []int{0, match.AnySource} {
+			for _, tag := range []int{7, match.AnyTag} {
+				for _, sync := range []bool{false, true} {
+					for _, n := range []int{0, 5, 16, 100} {
+						var h Handle
+						if err := cs[1].StartIrecv(&h, make([]byte, 128), src, tag); err != nil {
+							t.Fatal(err)
+						}
+						r := h.r
+						if r == nil {
+							t.Fatal("the receive was not posted")
+						}
+						var hs Handle
+						if err := cs[0].StartIsend(&hs, make([]byte, n), 1, 7, sync); err != nil {
+							t.Fatal(err)
+						}
+						for i := 0; i < 1e6 && h.word.Load()&hSettled == 0; i++ {
+							p.Progress()
+							c[0].p.Progress()
+						}
+						if _, err := hs.Wait(nil); err != nil {
+							t.Fatal(err)
+						}
+						p.mu.Lock()
+						free := len(p.reqFree) > 0 && p.reqFree[len(p.reqFree)-1] == r
+						zero := reflect.DeepEqual(r, &Request{})
+						p.mu.Unlock()
+						if !free || !zero {
+							t.Fatalf("%s src %d tag %d sync %v, %d bytes: Request on the free list %v, zero %v: %+v",
+								comm, src, tag, sync, n, free, zero, r)
+						}
+						if st, err := h.Wait(nil); err != nil || st.Count != n {
+							t.Fatalf("Wait = %+v, %v", st, err)
+						}
+					}
+				}
+			}
 		}
 	}
 }

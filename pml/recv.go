@@ -322,8 +322,15 @@ const reqFreeMax = 256
 // recycleLocked keeps r, a receive that nothing can reach any more and
 // that never had a waiter (settleDirect), for the next startRecv (p.mu
 // held): a plain append, where the request cache's put is a CAS.
+//
+// r was zero when startRecvH took it, and only the fields that startRecvH,
+// the matching engine and deliverEagerLocked set on the way here are
+// cleared: the whole 368-byte Request was half of this function's
+// instructions (TestRecycledReceiveIsZero checks that r is zero again).
 func (p *PML) recycleLocked(r *Request) {
-	*r = Request{}
+	r.p, r.kind, r.buf, r.userTag, r.grp, r.h = nil, 0, nil, 0, nil, nil
+	r.peer, r.tag = 0, 0
+	r.recv = match.Recv{} // its links are nil already (MatchPosted removed it)
 	if len(p.reqFree) < reqFreeMax {
 		p.reqFree = append(p.reqFree, r)
 	} else if !p.reqs.put(r) {

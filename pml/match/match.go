@@ -108,6 +108,15 @@ func (e *Engine) lookup(ctx uint32) *ctxState {
 
 // context returns the state of ctx, creating it on first use.
 func (e *Engine) context(ctx uint32) *ctxState {
+	if e.last != nil && e.lastC == ctx {
+		return e.last // inlines: the common case, the context used last
+	}
+	return e.newContext(ctx)
+}
+
+// newContext is context's rare part: the state of ctx from the map, or
+// created.
+func (e *Engine) newContext(ctx uint32) *ctxState {
 	if c := e.lookup(ctx); c != nil {
 		return c
 	}
