@@ -280,6 +280,17 @@ const slabGens = 1 << 32 / slabLen
 // and here) gets a Handle of its own, as does a send on a communicator
 // without slabs (a hidden collective one).
 func (c *Comm) sendHandle(dest int, seq uint32) *Handle {
+	if dest < len(c.sendSlabs) {
+		if s := c.sendSlabs[dest].Load(); s != nil && s.gen == seq/slabLen {
+			return &s.h[seq%slabLen] // inlines: the common case
+		}
+	}
+	return c.sendHandleSlow(dest, seq)
+}
+
+// sendHandleSlow is sendHandle for the first send of a generation, and
+// for a communicator without slabs.
+func (c *Comm) sendHandleSlow(dest int, seq uint32) *Handle {
 	if dest >= len(c.sendSlabs) {
 		return new(Handle)
 	}

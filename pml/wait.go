@@ -211,6 +211,8 @@ func (w *waitState) noteEvents() { relaxed.Store64(&w.events, w.events.Load()+1)
 
 // kick wakes the sleeper after a local event that no remote sender will
 // announce (a send to self, a cancel, a lost peer, Close).
+//
+//go:noinline
 func (p *PML) kick() {
 	if p.wait.active.Load() {
 		p.wait.wake()
