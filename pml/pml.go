@@ -86,7 +86,9 @@ type peer struct {
 	// creditLimit is 0.
 	credit atomic.Int64
 	// owed: eager payload bytes from this peer we have delivered but not
-	// yet returned as credit (under PML.mu).
+	// yet returned as credit (under PML.mu). With flow control off it
+	// only grows, and nothing reads it (creditQuarter is the largest
+	// int64).
 	owed int64
 	// landing is the receive whose message from this peer a btl.Placer
 	// module is reading straight into its buffer (placeMsg), until its
