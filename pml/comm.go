@@ -146,15 +146,10 @@ func (c *Comm) PML() *PML { return c.p }
 // checkSend validates a send's arguments. The common case (all valid)
 // inlines into the caller; sendError says what is wrong otherwise.
 func (c *Comm) checkSend(dest, tag int) error {
-	if c != nil && c.ok() && uint(dest) < uint(c.Size()) && uint(tag) <= MaxTag {
+	if c.usable() == nil && uint(dest) < uint(c.Size()) && uint(tag) <= MaxTag {
 		return nil
 	}
 	return c.sendError(dest, tag)
-}
-
-// ok is usable's common case: c is neither finalized nor freed.
-func (c *Comm) ok() bool {
-	return !c.p.closed.Load() && !c.freed.Load() && (c.parent == nil || !c.parent.freed.Load())
 }
 
 func (c *Comm) sendError(dest, tag int) error {
@@ -172,7 +167,7 @@ func (c *Comm) sendError(dest, tag int) error {
 
 // checkRecv validates a receive's arguments, like checkSend.
 func (c *Comm) checkRecv(src, tag int) error {
-	if c != nil && c.ok() && uint(src+1) <= uint(c.Size()) && uint(tag+1) <= MaxTag+1 {
+	if c.usable() == nil && uint(src+1) <= uint(c.Size()) && uint(tag+1) <= MaxTag+1 {
 		return nil // src in AnySource (-1)..size-1, tag in AnyTag (-1)..MaxTag
 	}
 	return c.recvError(src, tag)

@@ -87,8 +87,25 @@ func (h *matchHdr) getEnvelope(b []byte) {
 	h.flags = le.Uint32(b[12:])
 }
 
+// plainMatch is decodeMatch's common case, which inlines (onMatch, the
+// callback of every eager message, takes it first): it decodes b into h
+// and reports true when b is a MATCH fragment without flags and with a
+// valid tag, whose payload is then b[matchHdrLen:]. On false, h holds
+// nothing to use.
+func (h *matchHdr) plainMatch(b []byte) bool {
+	if len(b) < matchHdrLen {
+		return false
+	}
+	h.getEnvelope(b)
+	h.sreq, h.size, h.addr = 0, uint64(len(b)-matchHdrLen), 0
+	return h.flags == 0 && h.tag >= 0
+}
+
 // decodeMatch parses a MATCH fragment and returns the payload.
 func decodeMatch(b []byte, h *matchHdr) ([]byte, error) {
+	if h.plainMatch(b) {
+		return b[matchHdrLen:], nil
+	}
 	if len(b) < matchHdrLen {
 		return nil, fmt.Errorf("pml: MATCH fragment of %d bytes, want at least %d", len(b), matchHdrLen)
 	}

@@ -21,15 +21,9 @@ type unexp struct {
 // onMatch handles an eager MATCH fragment.
 func (p *PML) onMatch(src int, data []byte) {
 	var h matchHdr
-	if len(data) >= matchHdrLen {
-		// decodeMatch's common case inline: no flags, a valid tag.
-		h.getEnvelope(data)
-		if h.flags == 0 && h.tag >= 0 {
-			h.size = uint64(len(data) - matchHdrLen)
-			p.arrive(src, &h, false, data[matchHdrLen:])
-			return
-		}
-		h = matchHdr{}
+	if h.plainMatch(data) {
+		p.arrive(src, &h, false, data[matchHdrLen:])
+		return
 	}
 	payload, err := decodeMatch(data, &h)
 	if err != nil {

@@ -80,7 +80,7 @@ type boxID struct {
 // maxMsg, a record that runs past the end of the ring): the box is then
 // corrupt. w must not be 0 (an empty position).
 func parseBoxHeader(w, off, size uint64, maxMsg int) (boxRecord, bool) {
-	r := boxRecord{boxID: boxID{kind: uint8(w >> 56), tag: btl.Tag(w >> 48), seq: uint32(w)}, n: int(w >> 32 & 0xffff)}
+	r := recordOf(w)
 	switch r.kind {
 	case boxKindWrap:
 		if off == 0 || w != boxHeader(boxKindWrap, 0, 0, 0) {
@@ -94,6 +94,11 @@ func parseBoxHeader(w, off, size uint64, maxMsg int) (boxRecord, bool) {
 		return r, ok
 	}
 	return r, false
+}
+
+// recordOf unpacks header word w (boxHeader's inverse), without its size.
+func recordOf(w uint64) boxRecord {
+	return boxRecord{boxID: boxID{kind: uint8(w >> 56), tag: btl.Tag(w >> 48), seq: uint32(w)}, n: int(w >> 32 & 0xffff)}
 }
 
 // dataRecord checks the header w of a data record at ring offset off (as
@@ -265,7 +270,8 @@ func (m *Module) pollBox(b *boxIn, max int, lineEnd bool) int {
 		var rec boxRecord
 		ok := false
 		if rs, data := dataRecord(w, off, b.size, m.boxMsgMax); data {
-			rec, ok = boxRecord{boxID: boxID{kind: boxKindData, tag: btl.Tag(w >> 48), seq: uint32(w)}, n: int(w >> 32 & 0xffff), size: rs}, true
+			rec, ok = recordOf(w), true
+			rec.size = rs
 		} else {
 			rec, ok = parseBoxHeader(w, off, b.size, m.boxMsgMax)
 		}

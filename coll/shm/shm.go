@@ -34,8 +34,9 @@
 // cores that read the slot last, as copy()'s AVX stores do (np 4 on 2
 // cores, against copy(), osu medians of 8-10 runs in alternating order:
 // Bcast 16-128 KiB -15-27%, Reduce 16-512 KiB -9-16%, Alltoall 2-16 KiB
-// -9-13%, the sizes its slots take; np 2 within the noise, ±5%). Copying out with it measured no
-// better (Bcast -5%, Allgather and Alltoall ±5-25% either way).
+// -9-13%, the sizes its slots take; np 2 within the noise, ±5%). Copying
+// out with it measured no better (Bcast -5%, Allgather and Alltoall
+// ±5-25% either way).
 // Allreduce combines cell 0, 1, ..., n-1 in rank order on every
 // rank: every rank computes the same bits, for any op. Allgather and
 // Alltoall copy their blocks out of the others' cells once all have arrived. The
