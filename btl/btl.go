@@ -35,6 +35,7 @@
 package btl
 
 import (
+	"encoding/binary"
 	"time"
 )
 
@@ -78,12 +79,34 @@ type Completion interface {
 
 // TrySender is a Module that can take a message only if it can copy it
 // before returning: TrySend sends hdr+payload (both copied by then, so the
-// caller may reuse them) and reports true, or sends nothing and reports
+// caller may reuse payload) and reports true, or sends nothing and reports
 // false where Send would have kept payload referenced until a Completion.
 // It never calls back. Its checks and errors are Send's. The PML's eager
 // sends use it and then need no request of their own.
+//
+// The header is the PML's MATCH header, 16 bytes, passed by value: a
+// caller's header built on its stack would escape to the heap through the
+// interface call as a slice, so a blocking send would need a scratch
+// buffer of its own (a pool's Get and Put) for every message.
 type TrySender interface {
-	TrySend(dst int, tag Tag, hdr, payload []byte) (bool, error)
+	TrySend(dst int, tag Tag, hdr Header16, payload []byte) (bool, error)
+}
+
+// Header16 is a 16-byte header by value: bytes 0-7 little-endian in Lo,
+// bytes 8-15 in Hi (two registers in a call).
+type Header16 struct{ Lo, Hi uint64 }
+
+// Header16Of is the Header16 of b's first 16 bytes (b holds at least 16).
+func Header16Of(b []byte) Header16 {
+	return Header16{binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[8:16])}
+}
+
+// Bytes is h's 16 bytes.
+func (h Header16) Bytes() [16]byte {
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[:], h.Lo)
+	binary.LittleEndian.PutUint64(b[8:], h.Hi)
+	return b
 }
 
 // Writer is a module with single copy that can also write into a peer's

@@ -377,6 +377,26 @@ func (c *Comm) sendEager(buf []byte, dest, tag int) error {
 	p := c.p
 	pe := &p.peers[dest]
 	h := matchHdr{ctx: c.ctx, tag: int32(tag), seq: c.sendSeq[dest].Add(1) - 1}
+	if ts := pe.try; ts != nil {
+		// The common case: the BTL copies the message at once, and the
+		// header goes by value (no scratch, no completion).
+		sent, err := ts.TrySend(dest, btl.TagPMLMatch, h.matchWords(), buf)
+		if err != nil {
+			return err
+		}
+		if sent {
+			p.sentTo(dest)
+			return nil
+		}
+	}
+	return c.sendEagerWait(buf, dest, h)
+}
+
+// sendEagerWait is sendEager through btl.Send, with a Completion to wait
+// for when the BTL keeps buf by reference.
+func (c *Comm) sendEagerWait(buf []byte, dest int, h matchHdr) error {
+	p := c.p
+	pe := &p.peers[dest]
 	w := eagerWaitPool.Get().(*eagerWait)
 	copied, err := pe.m.Send(dest, btl.TagPMLMatch, h.encodeMatch(w.hdr[:]), buf, w)
 	if err == nil && !copied {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/gorun-mpi/gorun/btl"
 )
@@ -68,21 +67,6 @@ type Handle struct {
 	count int64
 }
 
-// The header of an eager send that the BTL takes at once (StartIsend) is
-// built in the handle's last matchHdrLen bytes (tag, send, count), which
-// hold the zero Status of a send once it is done: no Request, and no
-// allocation beyond the handle's own 32 bytes.
-var (
-	_ [unsafe.Sizeof(Handle{}) - unsafe.Offsetof(Handle{}.tag) - matchHdrLen]byte
-	_ [matchHdrLen - (unsafe.Sizeof(Handle{}) - unsafe.Offsetof(Handle{}.tag))]byte
-)
-
-// hdrScratch is the handle's last matchHdrLen bytes, for StartIsend; h
-// must not be shared yet, and its settle fields are zeroed afterwards.
-func (h *Handle) hdrScratch() []byte {
-	return unsafe.Slice((*byte)(unsafe.Pointer(&h.tag)), matchHdrLen)
-}
-
 const (
 	hSettled = 1 << 31 // the result is in h (its error, if any, in r.err: hFailed)
 	hWriting = 1 << 30 // a holder is copying the result into h
@@ -142,9 +126,8 @@ func reset(r *Request) bool {
 }
 
 // StartIsend starts a send of buf to dest into h, a zero Handle. An eager
-// send that the BTL copies at once (btl.TrySender) takes no Request: its
-// header is built in h (hdrScratch), and h is settled from the start (h.r
-// nil; a send's Status is the zero one).
+// send that the BTL copies at once (btl.TrySender) takes no Request: h is
+// settled from the start (h.r nil; a send's Status is the zero one).
 func (c *Comm) StartIsend(h *Handle, buf []byte, dest, tag int, sync bool) error {
 	_, err := c.startIsend(h, buf, dest, tag, sync)
 	return err
@@ -173,8 +156,7 @@ func (c *Comm) startIsend(h *Handle, buf []byte, dest, tag int, sync bool) (*Han
 		}
 		if ts := c.p.peers[dest].try; ts != nil {
 			mh := matchHdr{ctx: c.ctx, tag: int32(tag), seq: seq}
-			sent, err := ts.TrySend(dest, btl.TagPMLMatch, mh.encodeMatch(h.hdrScratch()), buf)
-			*h = Handle{} // the scratch back to the zero Status
+			sent, err := ts.TrySend(dest, btl.TagPMLMatch, mh.matchWords(), buf)
 			if err != nil {
 				return nil, err
 			}

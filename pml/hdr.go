@@ -3,6 +3,8 @@ package pml
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/gorun-mpi/gorun/btl"
 )
 
 // Wire headers, little endian, fixed sizes. The BTL tag says which header a
@@ -60,6 +62,15 @@ func (h *matchHdr) encodeMatch(b []byte) []byte {
 		le.PutUint64(b[16:], h.sreq)
 	}
 	return b
+}
+
+// matchWords is encodeMatch's header, by value, for a plain MATCH (no
+// flagSync: no sreq), as btl.TrySender takes it.
+func (h *matchHdr) matchWords() btl.Header16 {
+	return btl.Header16{
+		Lo: uint64(h.ctx) | uint64(uint32(h.tag))<<32,
+		Hi: uint64(h.seq) | uint64(h.flags)<<32,
+	}
 }
 
 func (h *matchHdr) encodeRndv(b []byte) []byte {

@@ -1,7 +1,10 @@
 package pml
 
 import (
+	"bytes"
 	"testing"
+
+	"github.com/gorun-mpi/gorun/btl"
 )
 
 // Headers round-trip through encode and decode.
@@ -45,6 +48,33 @@ func TestHeaderRoundTrip(t *testing.T) {
 	rr, off, pl, err := decodeFrag(append(encodeFrag(b[:], 4, 5), 'x'))
 	if err != nil || rr != 4 || off != 5 || string(pl) != "x" {
 		t.Fatalf("FRAG: %d %d %q %v", rr, off, pl, err)
+	}
+}
+
+// matchWords is encodeMatch's 16 bytes, word for word, and what the BTL
+// turns back into bytes (Header16.Bytes) decodes to the same envelope.
+func TestMatchWords(t *testing.T) {
+	for _, h := range []matchHdr{
+		{},
+		{ctx: 1, tag: 2, seq: 3},
+		{ctx: 1<<32 - 1, tag: 1<<31 - 1, seq: 1<<32 - 1},
+		{ctx: 0x01020304, tag: 0x05060708, seq: 0x090a0b0c, flags: flagRget},
+	} {
+		var b [matchHdrLen]byte
+		enc := h.encodeMatch(b[:])
+		w := h.matchWords()
+		if got := btl.Header16Of(enc); got != w {
+			t.Errorf("%+v: matchWords %#x, encodeMatch's bytes %#x", h, w, got)
+		}
+		hb := w.Bytes()
+		if !bytes.Equal(hb[:], enc) {
+			t.Errorf("%+v: Header16.Bytes %x, encodeMatch %x", h, hb, enc)
+		}
+		var g matchHdr
+		g.getEnvelope(hb[:])
+		if g.ctx != h.ctx || g.tag != h.tag || g.seq != h.seq || g.flags != h.flags {
+			t.Errorf("%+v: decoded %+v", h, g)
+		}
 	}
 }
 

@@ -302,7 +302,7 @@ func testTrySend(t *testing.T, newPair NewPair) {
 	var failed atomic.Value
 	b.Register(btl.TagPMLFrag, func(src int, data []byte) {
 		i := got.Load()
-		seq, err := checkMsg(data, 8, lens[i%int64(len(lens))])
+		seq, err := checkMsg(data, 16, lens[i%int64(len(lens))])
 		if err != nil || seq != uint64(i) {
 			failed.Store(fmt.Sprintf("message %d: seq %d, %v", i, seq, err))
 		}
@@ -311,8 +311,8 @@ func testTrySend(t *testing.T, newPair NewPair) {
 	comps := make([]completion, count)
 	tried, declined := 0, 0
 	for i := 0; i < count; i++ {
-		hdr, pay := makeMsg(uint64(i), 8, lens[i%len(lens)])
-		sent, err := ts.TrySend(br, btl.TagPMLFrag, hdr, pay)
+		hdr, pay := makeMsg(uint64(i), 16, lens[i%len(lens)])
+		sent, err := ts.TrySend(br, btl.TagPMLFrag, btl.Header16Of(hdr), pay)
 		if err != nil {
 			t.Fatalf("TrySend #%d: %v", i, err)
 		}

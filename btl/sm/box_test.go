@@ -689,7 +689,7 @@ func TestTrySendBox(t *testing.T) {
 		n := i % 40
 		binary.LittleEndian.PutUint32(hdr, uint32(i))
 		pay := boxMsg(i, n)
-		ok, err := a.TrySend(1, btl.TagPMLMatch, hdr, pay)
+		ok, err := a.TrySend(1, btl.TagPMLMatch, btl.Header16Of(hdr), pay)
 		if err != nil || !ok {
 			t.Fatalf("TrySend %d (%d bytes): %v, %v", i, n, ok, err)
 		}
@@ -712,16 +712,16 @@ func TestTrySendBox(t *testing.T) {
 		}
 	}
 	for i := 0; i < 4; i++ { // rank 2 gets a box too
-		if ok, err := a.TrySend(2, btl.TagPMLMatch, hdr, nil); !ok || err != nil {
+		if ok, err := a.TrySend(2, btl.TagPMLMatch, btl.Header16Of(hdr), nil); !ok || err != nil {
 			t.Fatalf("TrySend to rank 2: %v, %v", ok, err)
 		}
 	}
 	a.monitor.markLost(&a.peers[2])
-	if _, err := a.TrySend(2, btl.TagPMLMatch, hdr, nil); !errors.Is(err, errs.ErrPeerLost) {
+	if _, err := a.TrySend(2, btl.TagPMLMatch, btl.Header16Of(hdr), nil); !errors.Is(err, errs.ErrPeerLost) {
 		t.Errorf("TrySend to a lost peer: %v, want ErrPeerLost", err)
 	}
 	a.Close()
-	if _, err := a.TrySend(1, btl.TagPMLMatch, hdr, nil); !errors.Is(err, errs.ErrFinalized) {
+	if _, err := a.TrySend(1, btl.TagPMLMatch, btl.Header16Of(hdr), nil); !errors.Is(err, errs.ErrFinalized) {
 		t.Errorf("TrySend after Close: %v, want ErrFinalized", err)
 	}
 }

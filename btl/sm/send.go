@@ -145,8 +145,10 @@ func (m *Module) Send(dst int, tag btl.Tag, hdr, payload []byte, c btl.Completio
 // TrySend implements btl.TrySender: Send with no Completion, for a message
 // that goes now or into the pending queue as a copy (inline or in a
 // fragment); one that would be queued by reference is not sent.
-func (m *Module) TrySend(dst int, tag btl.Tag, hdr, payload []byte) (bool, error) {
-	if dst < 0 || dst >= len(m.peers) || dst == m.rank || len(hdr) > btl.MaxHeader ||
+func (m *Module) TrySend(dst int, tag btl.Tag, h btl.Header16, payload []byte) (bool, error) {
+	hb := h.Bytes()
+	hdr := hb[:] // stays on the stack: nothing below keeps it
+	if dst < 0 || dst >= len(m.peers) || dst == m.rank ||
 		len(payload) > m.cfg.MaxSendSize || tag >= btl.NumTags {
 		return false, m.badSend(dst, tag, hdr, payload)
 	}
