@@ -14,6 +14,7 @@ import (
 
 	"github.com/gorun-mpi/gorun/btl"
 	"github.com/gorun-mpi/gorun/internal/errs"
+	"github.com/gorun-mpi/gorun/internal/memcpy"
 )
 
 // testBox is a box in ordinary memory with both of its sides, and a module
@@ -624,12 +625,17 @@ func TestBoxDrainedBeforeLossReport(t *testing.T) {
 	}
 }
 
-// TestPutJoined: hdr then payload land in d whole, on the stack path
-// (both parts, at most joinMax bytes) and on the direct one.
+// TestPutJoined: hdr then payload land in d whole, on every path: the
+// MATCH header alone, with 1..TinyMax bytes (word stores), both parts up
+// to joinMax bytes (on the stack), and the direct copy.
 func TestPutJoined(t *testing.T) {
-	for _, tt := range []struct{ h, p int }{
-		{0, 0}, {16, 0}, {0, 8}, {16, 8}, {1, 1}, {16, joinMax - 16}, {16, joinMax - 15}, {8, 200},
-	} {
+	cases := []struct{ h, p int }{
+		{0, 0}, {0, 8}, {1, 1}, {8, 8}, {16, joinMax - 16}, {16, joinMax - 15}, {8, 200}, {24, 16},
+	}
+	for p := 0; p <= memcpy.TinyMax+1; p++ {
+		cases = append(cases, struct{ h, p int }{16, p})
+	}
+	for _, tt := range cases {
 		src := boxMsg(tt.h+tt.p, tt.h+tt.p)
 		d := make([]byte, tt.h+tt.p+8)
 		for i := range d {

@@ -193,13 +193,23 @@ const joinMax = 64
 // PML's 16-byte header in front of 8 bytes of payload: 315-345 -> 256-266
 // ns one way).
 func putJoined(d, hdr, payload []byte) {
-	if len(hdr) > 0 && len(payload) > 0 && len(d) <= joinMax {
+	switch {
+	case len(hdr) == 16 && len(payload) == 0:
+		*(*[16]byte)(d) = [16]byte(hdr) // the PML's MATCH header alone: one store
+	case len(hdr) == 16 && len(payload) <= memcpy.TinyMax:
+		// The MATCH header and a few bytes, assembled with word stores
+		// rather than two memmove calls.
+		var t [16 + memcpy.TinyMax]byte
+		*(*[16]byte)(t[:16]) = [16]byte(hdr)
+		memcpy.Tiny(t[16:], payload)
+		copy(d, t[:len(d)])
+	case len(hdr) > 0 && len(payload) > 0 && len(d) <= joinMax:
 		var t [joinMax]byte
 		copy(t[copy(t[:], hdr):], payload)
 		copy(d, t[:len(d)])
-		return
+	default:
+		memcpy.Copy(d[copy(d, hdr):], payload)
 	}
-	memcpy.Copy(d[copy(d, hdr):], payload)
 }
 
 // copyFirst reports whether a message of hdr+payload bytes is copied into
