@@ -53,6 +53,11 @@ type Config struct {
 	// the first chunk) is shared: the sender writes the second half into
 	// the receiver's buffer while the receiver reads the first. 0: never.
 	RgetSplit int
+	// StreamEager: a send larger than the BTL's eager limit and of at most
+	// this many bytes goes eagerly when it follows another such send to
+	// the same rank with no progress event between them (a window of
+	// sends one way; see PML.streamingTo). 0: never.
+	StreamEager int
 	// SleepTimeout bounds one sleep in the transport (peer-loss checks and
 	// pending-queue retries happen at least this often while idle).
 	SleepTimeout time.Duration
@@ -98,6 +103,20 @@ type peer struct {
 	landingID uint64
 
 	try btl.TrySender // m, when it has TrySend (then eager sends need no Request); else nil
+
+	// A one-way stream of mid-size sends to this peer (Comm.streamingTo),
+	// its fields written with relaxed stores by any sending goroutine (a
+	// heuristic: races only shift a decision). streamEv is 1 + the
+	// progress events (waitState.events) at the last send of more than
+	// lim.eager and at most lim.stream bytes (0: none yet); streamSent
+	// counts the sends of the current stream; streamBack is how many
+	// messages from the peer the engine had released when it began;
+	// oneWay says whether the stream before it came with fewer than a
+	// quarter as many messages back.
+	streamEv   atomic.Uint64
+	streamSent atomic.Uint32
+	streamBack atomic.Uint32
+	oneWay     atomic.Uint32 // 1: one-way
 }
 
 // PML is the point-to-point engine of one rank. Lock order (a goroutine
@@ -240,7 +259,7 @@ func New(cfg Config) (*PML, error) {
 		a := best.Attributes()
 		p.peers[i] = peer{m: best, lim: limits{eager: a.EagerLimit, firstChunk: a.MaxSendSize, maxSend: a.MaxSendSize,
 			rget: a.SingleCopy, rgetMin: cfg.RgetLimit, rgetMax: cfg.RgetMax, adaptive: cfg.RgetAdaptive,
-			splitMin: splitMin(cfg)}}
+			splitMin: splitMin(cfg), stream: min(cfg.StreamEager, a.MaxSendSize)}}
 		p.peers[i].try, _ = best.(btl.TrySender)
 		if a.MaxSendSize <= 0 || a.EagerLimit < 0 || a.EagerLimit > a.MaxSendSize {
 			return nil, fmt.Errorf("pml: BTL %s has eager limit %d and max send size %d; want 0 ≤ eager ≤ max send > 0", best.Name(), a.EagerLimit, a.MaxSendSize)

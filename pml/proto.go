@@ -15,7 +15,12 @@ type limits struct {
 	rgetMax    int  // ... and of at most this size (0: no upper bound)
 	adaptive   bool // offer the buffer of every larger message; the receiver picks read or pipeline (rgetChoice)
 	splitMin   int  // a read of at least this many bytes is shared with the sender (splitRead; 0: never)
+	stream     int  // largest payload sent eagerly in a one-way stream (Config.StreamEager, at most maxSend)
 }
+
+// streamable says whether an n-byte message may go eagerly beyond the
+// eager limit when it is part of a one-way stream (PML.streamingTo).
+func (l limits) streamable(n int) bool { return n > l.eager && n <= l.stream }
 
 // inBand says whether an n-byte message must use the single-copy read:
 // the pml_ob1_rget_limit..pml_ob1_rget_max band, when the BTL can.

@@ -223,6 +223,27 @@ func TestPathEstNote(t *testing.T) {
 	}
 }
 
+// streamable is the band above the eager limit, up to the stream limit;
+// empty when the stream limit is 0 or not above the eager limit.
+func TestStreamable(t *testing.T) {
+	for _, tt := range []struct {
+		eager, stream, n int
+		want             bool
+	}{
+		{4096, 32768, 4096, false},
+		{4096, 32768, 4097, true},
+		{4096, 32768, 32768, true},
+		{4096, 32768, 32769, false},
+		{4096, 0, 8192, false},
+		{4096, 2048, 3000, false},
+		{4096, 4096, 4097, false},
+	} {
+		if got := (limits{eager: tt.eager, stream: tt.stream}).streamable(tt.n); got != tt.want {
+			t.Errorf("eager %d, stream %d: streamable(%d) = %v, want %v", tt.eager, tt.stream, tt.n, got, tt.want)
+		}
+	}
+}
+
 func TestRgetClass(t *testing.T) {
 	for _, tt := range []struct{ n, want int }{{1, 1}, {32768, 16}, {65535, 16}, {65536, 17}, {1 << 62, rgetClasses - 1}} {
 		if got := rgetClass(tt.n); got != tt.want {

@@ -375,3 +375,101 @@ func TestSplitFlagDown(t *testing.T) {
 		}
 	})
 }
+
+// TestStreamEager: with pml_ob1_stream_eager_limit, mid-size messages of a
+// one-way window of Isends (after the first window, and but the first of
+// each) go eagerly, where every message of a ping-pong, of windows both
+// ways, or with the limit at 0 is read (the rget band covers them all).
+// Every byte arrives in every pattern.
+func TestStreamEager(t *testing.T) {
+	const n, window, windows = 800, 8, 6
+	// window runs windows of Isends from each rank in from to the other,
+	// each answered by the receiver with a 1-byte message.
+	windowsOf := func(t *testing.T, net *fakeNet, both bool) {
+		job(t, net, func(t *testing.T, c *Comm) {
+			peer := 1 - c.Rank()
+			sends, recvs := c.Rank() == 0 || both, c.Rank() == 1 || both
+			for w := 0; w < windows; w++ {
+				var reqs []*Request
+				bufs := make([][]byte, window)
+				for i := range bufs {
+					if recvs {
+						bufs[i] = make([]byte, n)
+						r := new(Request)
+						if err := c.Irecv(r, bufs[i], peer, 3); err != nil {
+							t.Error(err)
+							return
+						}
+						reqs = append(reqs, r)
+					}
+				}
+				for i := 0; i < window && sends; i++ {
+					r := new(Request)
+					if err := c.Isend(r, pattern(n, w*window+i+c.Rank()<<10), peer, 3, false); err != nil {
+						t.Error(err)
+						return
+					}
+					reqs = append(reqs, r)
+				}
+				for _, r := range reqs {
+					if _, err := r.Wait(nil); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+				for i := range bufs {
+					if recvs && !bytes.Equal(bufs[i], pattern(n, w*window+i+peer<<10)) {
+						t.Errorf("rank %d window %d message %d: wrong bytes", c.Rank(), w, i)
+					}
+				}
+				var ack [1]byte
+				if recvs && c.Rank() == 1 {
+					if err := c.Send(ack[:], peer, 4, false); err != nil {
+						t.Error(err)
+					}
+				}
+				if sends && c.Rank() == 0 {
+					if _, err := c.Recv(ack[:], peer, 4); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+		})
+	}
+	newNet := func(stream int) *fakeNet {
+		net := newFakeNet(2, 256, 1024)
+		net.rget = true
+		net.tune = func(c *Config) { c.RgetLimit, c.StreamEager = 257, stream }
+		return net
+	}
+	t.Run("one way", func(t *testing.T) {
+		net := newNet(1024)
+		windowsOf(t, net, false)
+		// The first window is read (no stream before it), then the first
+		// message of each later one.
+		if r := net.reads.Load(); r != window+windows-1 {
+			t.Errorf("%d of %d messages read; want %d", r, window*windows, window+windows-1)
+		}
+	})
+	t.Run("both ways", func(t *testing.T) {
+		net := newNet(1024)
+		windowsOf(t, net, true)
+		if r := net.reads.Load(); r != 2*window*windows {
+			t.Errorf("%d of %d messages read; want all (the streams meet)", r, 2*window*windows)
+		}
+	})
+	t.Run("off", func(t *testing.T) {
+		net := newNet(0)
+		windowsOf(t, net, false)
+		if r := net.reads.Load(); r != window*windows {
+			t.Errorf("%d of %d messages read; want all", r, window*windows)
+		}
+	})
+	t.Run("ping-pong", func(t *testing.T) {
+		net := newNet(1024)
+		pingPong(t, net, n, 20)
+		if r := net.reads.Load(); r != 40 {
+			t.Errorf("%d of 40 messages read; want all", r)
+		}
+	})
+}

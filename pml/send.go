@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/gorun-mpi/gorun/btl"
+	"github.com/gorun-mpi/gorun/internal/relaxed"
 )
 
 // startSend starts the send r of buf to world rank dest with (ctx, tag),
@@ -181,6 +182,51 @@ func (p *PML) onFin(src int, data []byte) {
 	if r := p.takeSend(src, sreq, "FIN", err); r != nil {
 		r.release()
 	}
+}
+
+// streamingTo notes a send on c to world rank dest (pe) of a size in the
+// stream band (limits.streamable) and reports whether it goes eagerly: it
+// continues a stream (the previous such send to pe came with no progress
+// event since: no message delivered, no send completed by an answer, as in
+// a window of Isends) that is one-way (the stream before it got fewer than
+// a quarter as many messages back from dest on c).
+//
+// Such a message is copied twice: the sender copies it into a fragment
+// while the receiver copies the one before out, both cores busy, where a
+// rendezvous' single-copy read leaves the sender idle and makes the
+// receiver copy every message itself (osu bw and mr 8-32 KiB +35-57%). A
+// ping-pong's message, which an event (the reply) precedes and whose
+// receive waits for it, keeps the rendezvous, which is faster there; and
+// so does a stream met by one the other way (osu bibw), where both cores
+// copy anyway and two copies per message cost more than one (bibw 16 and
+// 32 KiB -17 and -32% eager).
+//
+// The first send of a stream after one of several sends reads the
+// engine's count of messages from dest under PML.mu; the others, a
+// ping-pong's among them, read only atomics. (After a lone send the count
+// is not read, so the next one covers more than one stream: it can only
+// find more messages back, and keep the rendezvous.)
+func (c *Comm) streamingTo(pe *peer, dest int) bool {
+	p := c.p
+	ev := p.wait.events.Load() + 1
+	if pe.streamEv.Load() == ev {
+		relaxed.Store32(&pe.streamSent, pe.streamSent.Load()+1)
+		return pe.oneWay.Load() != 0
+	}
+	relaxed.Store64(&pe.streamEv, ev)
+	var oneWay uint32
+	if sent := pe.streamSent.Load(); sent > 1 {
+		p.mu.Lock()
+		back := p.eng.Released(c.ctx, dest)
+		p.mu.Unlock()
+		if (back-pe.streamBack.Load())*4 < sent {
+			oneWay = 1
+		}
+		relaxed.Store32(&pe.streamBack, back)
+	}
+	relaxed.Store32(&pe.streamSent, 1)
+	relaxed.Store32(&pe.oneWay, oneWay)
+	return false
 }
 
 // takeCredit takes n bytes of eager credit towards pe; false when there

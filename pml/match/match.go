@@ -235,6 +235,18 @@ func (e *Engine) release(c *ctxState, p *peer, m *Msg, out []Pair) []Pair {
 	return append(out, Pair{Recv: r, Msg: m})
 }
 
+// Released is the number of messages from src on ctx released to
+// matching so far (matched or queued as unexpected; parked ones not yet),
+// mod 2^32: the Seq of the next one. 0 for a context or source the engine
+// has seen nothing of.
+func (e *Engine) Released(ctx uint32, src int) uint32 {
+	c := e.lookup(ctx)
+	if c == nil || src < 0 || src >= len(c.peers) {
+		return 0
+	}
+	return c.peers[src].expect
+}
+
 // MatchPosted matches the message env describes, whose bytes have not all
 // arrived yet, at once if it can: when it is its source's turn, no later
 // message of that source is parked, and the receive Arrive would pair it
