@@ -111,8 +111,9 @@ type peer struct {
 	// lim.eager and at most lim.stream bytes (0: none yet); streamSent
 	// counts the sends of the current stream; streamBack is how many
 	// messages from the peer the engine had released when it began;
-	// oneWay says whether the stream before it came with fewer than a
-	// quarter as many messages back.
+	// oneWay says whether the current stream is one-way (no receive
+	// posted for the peer as it began, and fewer than a quarter as many
+	// messages back during the stream before).
 	streamEv   atomic.Uint64
 	streamSent atomic.Uint32
 	streamBack atomic.Uint32

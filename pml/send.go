@@ -188,8 +188,9 @@ func (p *PML) onFin(src int, data []byte) {
 // stream band (limits.streamable) and reports whether it goes eagerly: it
 // continues a stream (the previous such send to pe came with no progress
 // event since: no message delivered, no send completed by an answer, as in
-// a window of Isends) that is one-way (the stream before it got fewer than
-// a quarter as many messages back from dest on c).
+// a window of Isends) that is one-way: as it began, no receive was posted
+// on c that a message from dest could take, and the stream before it got
+// fewer than a quarter as many messages back from dest on c.
 //
 // Such a message is copied twice: the sender copies it into a fragment
 // while the receiver copies the one before out, both cores busy, where a
@@ -217,9 +218,9 @@ func (c *Comm) streamingTo(pe *peer, dest int) bool {
 	var oneWay uint32
 	if sent := pe.streamSent.Load(); sent > 1 {
 		p.mu.Lock()
-		back := p.eng.Released(c.ctx, dest)
+		back, expecting := p.eng.Inbound(c.ctx, dest)
 		p.mu.Unlock()
-		if (back-pe.streamBack.Load())*4 < sent {
+		if !expecting && (back-pe.streamBack.Load())*4 < sent {
 			oneWay = 1
 		}
 		relaxed.Store32(&pe.streamBack, back)

@@ -235,16 +235,19 @@ func (e *Engine) release(c *ctxState, p *peer, m *Msg, out []Pair) []Pair {
 	return append(out, Pair{Recv: r, Msg: m})
 }
 
-// Released is the number of messages from src on ctx released to
-// matching so far (matched or queued as unexpected; parked ones not yet),
-// mod 2^32: the Seq of the next one. 0 for a context or source the engine
-// has seen nothing of.
-func (e *Engine) Released(ctx uint32, src int) uint32 {
+// Inbound describes the traffic from src on ctx: released is the number
+// of its messages released to matching so far (matched or queued as
+// unexpected; parked ones not yet), mod 2^32, the Seq of the next one;
+// expecting says whether a posted receive could take its next message (one
+// for src or for AnySource). Zero values for a context or source the
+// engine has seen nothing of.
+func (e *Engine) Inbound(ctx uint32, src int) (released uint32, expecting bool) {
 	c := e.lookup(ctx)
 	if c == nil || src < 0 || src >= len(c.peers) {
-		return 0
+		return 0, false
 	}
-	return c.peers[src].expect
+	p := &c.peers[src]
+	return p.expect, p.posted.head != nil || c.wild.head != nil
 }
 
 // MatchPosted matches the message env describes, whose bytes have not all

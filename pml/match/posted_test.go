@@ -78,34 +78,46 @@ func TestMatchPosted(t *testing.T) {
 	}
 }
 
-// TestReleased counts the messages of one source and context released to
+// TestInbound counts the messages of one source and context released to
 // matching, whether a posted receive took them (MatchPosted, Arrive) or
 // they wait unexpected; a parked one counts once its turn comes; other
-// sources and contexts, and unknown ones, are apart.
-func TestReleased(t *testing.T) {
+// sources and contexts, and unknown ones, are apart. expecting follows the
+// receives posted for the source or for AnySource.
+func TestInbound(t *testing.T) {
 	e := New(3)
-	if n := e.Released(1, 0); n != 0 {
-		t.Fatalf("unknown context: Released %d, want 0", n)
+	if n, exp := e.Inbound(1, 0); n != 0 || exp {
+		t.Fatalf("unknown context: Inbound %d, %v; want 0, false", n, exp)
 	}
 	r := &Recv{Ctx: 1, Src: 0, Tag: 5}
 	e.Post(r)
+	if _, exp := e.Inbound(1, 0); !exp {
+		t.Error("a receive posted for source 0: not expecting")
+	}
+	if _, exp := e.Inbound(1, 1); exp {
+		t.Error("a receive posted for source 0 only: expecting from source 1")
+	}
 	if got := e.MatchPosted(&Envelope{Ctx: 1, Src: 0, Tag: 5, Seq: 0}, func(*Recv) bool { return true }); got != r {
 		t.Fatal("MatchPosted did not match the posted receive")
+	}
+	if _, exp := e.Inbound(1, 0); exp {
+		t.Error("the receive was matched: still expecting")
 	}
 	e.Arrive(&Msg{Envelope: Envelope{Ctx: 1, Src: 0, Tag: 6, Seq: 1}}, nil) // unexpected
 	e.Arrive(&Msg{Envelope: Envelope{Ctx: 1, Src: 0, Tag: 6, Seq: 3}}, nil) // parked
 	e.Arrive(&Msg{Envelope: Envelope{Ctx: 1, Src: 1, Tag: 6, Seq: 0}}, nil) // another source
 	e.Arrive(&Msg{Envelope: Envelope{Ctx: 2, Src: 0, Tag: 6, Seq: 0}}, nil) // another context
-	if n := e.Released(1, 0); n != 2 {
-		t.Errorf("Released(1, 0) = %d, want 2 (the parked message not yet)", n)
+	if n, _ := e.Inbound(1, 0); n != 2 {
+		t.Errorf("Inbound(1, 0) released %d, want 2 (the parked message not yet)", n)
 	}
 	e.Arrive(&Msg{Envelope: Envelope{Ctx: 1, Src: 0, Tag: 6, Seq: 2}}, nil) // releases the parked one too
+	e.Post(&Recv{Ctx: 1, Src: AnySource, Tag: 9})
 	for _, tt := range []struct {
 		ctx       uint32
 		src, want int
-	}{{1, 0, 4}, {1, 1, 1}, {1, 2, 0}, {2, 0, 1}, {1, -1, 0}, {1, 3, 0}} {
-		if n := e.Released(tt.ctx, tt.src); int(n) != tt.want {
-			t.Errorf("Released(%d, %d) = %d, want %d", tt.ctx, tt.src, n, tt.want)
+		exp       bool
+	}{{1, 0, 4, true}, {1, 1, 1, true}, {1, 2, 0, true}, {2, 0, 1, false}, {1, -1, 0, false}, {1, 3, 0, false}} {
+		if n, exp := e.Inbound(tt.ctx, tt.src); int(n) != tt.want || exp != tt.exp {
+			t.Errorf("Inbound(%d, %d) = %d, %v; want %d, %v", tt.ctx, tt.src, n, exp, tt.want, tt.exp)
 		}
 	}
 }
