@@ -511,7 +511,7 @@ var runnable = struct {
 // polls (those looks are not gated, and they reset the count).
 const (
 	quietAfter = 8
-	quietEvery = 16
+	quietEvery = 64
 )
 
 // othersReady is the gated look of a wait's start and first idle poll:

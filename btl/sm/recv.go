@@ -25,7 +25,10 @@ func (m *Module) Progress() int {
 		m.progMu.Unlock()
 		return 0
 	}
-	n := m.poll()
+	n := 0
+	if m.fifoWaiting() {
+		n = m.poll()
+	}
 	n += m.pollBoxes()
 	if len(m.prog.ackPeers) > 0 {
 		m.flushAcks()
@@ -49,6 +52,16 @@ func (m *Module) Progress() int {
 	}
 	m.progMu.Unlock()
 	return n
+}
+
+// fifoWaiting reports whether poll has anything to do: a slot published
+// at tail, a tail not yet released, or a lost peer (whose claimed slots
+// poll may skip). Progress tests it inline, so that a poll of an empty
+// FIFO (every poll of a rank whose peers all have boxes) costs a load and
+// no call.
+func (m *Module) fifoWaiting() bool {
+	st := &m.prog
+	return m.fifo[st.tail&m.mask].seq.Load() == st.tail+1 || st.released != st.tail || m.someLost.Load()
 }
 
 // poll reads our FIFO from tail until an unpublished slot, at most one lap.
