@@ -4,7 +4,9 @@
 // (copy pipeline, or a single-copy read when the transport allows it), and
 // drives the progress of every BTL.
 //
-// Protocols, chosen per message by its size against the BTL's limits:
+// Protocols, chosen per message by its size against the BTL's limits (and,
+// between the eager limit and pml_ob1_stream_eager_limit, by whether the
+// send continues a one-way stream, which goes eagerly: Comm.streamingTo):
 //
 //	eager   MATCH(ctx,tag,seq)+payload; the send completes when the BTL has
 //	        copied the payload. With the sync flag (Ssend) the header also
@@ -83,9 +85,9 @@
 // that completes inside its start (an eager send the BTL copied, a receive
 // that found its message) never hands its Request out: it goes back at
 // once; an eager send to a btl.TrySender that takes it at once never takes
-// one (StartIsend builds its header in the Handle). The blocking calls
-// take a zero Request from PML.spare (or the pool) and put it back after
-// their wait.
+// one (its header goes to the BTL by value), nor does a blocking Send of
+// it. The blocking calls take a zero Request from PML.spare (or the pool)
+// and put it back after their wait.
 //
 // Waiting (wait.go): a blocking call polls Progress for SpinCount idle
 // polls, and SpinUsec more microseconds (a Barrier at least 20 ms) when
