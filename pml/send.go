@@ -195,7 +195,7 @@ func (p *PML) onFin(src int, data []byte) {
 // Such a message is copied twice: the sender copies it into a fragment
 // while the receiver copies the one before out, both cores busy, where a
 // rendezvous' single-copy read leaves the sender idle and makes the
-// receiver copy every message itself (osu bw and mr 8-32 KiB +35-57%). A
+// receiver copy every message itself (osu bw and mr 8-32 KiB +16 to +54%). A
 // ping-pong's message, which an event (the reply) precedes and whose
 // receive waits for it, keeps the rendezvous, which is faster there; and
 // so does a stream met by one the other way (osu bibw), where both cores
