@@ -229,7 +229,7 @@ func (c *Comm) planSend(buf []byte, dest, tag int) (sendPlan, error) {
 		return planSend(n, pe.lim, false), nil
 	}
 	if pe.lim.streamable(n) && c.streamingTo(pe, dest) && p.takeCredit(pe, n) {
-		return sendPlan{proto: protoEager, chunk: n, credit: n}, nil
+		return streamPlan(n), nil
 	}
 	plan := planSend(n, pe.lim, true)
 	if plan.credit > 0 && !p.takeCredit(pe, plan.credit) {

@@ -5,8 +5,9 @@
 // drives the progress of every BTL.
 //
 // Protocols, chosen per message by its size against the BTL's limits (and,
-// between the eager limit and pml_ob1_stream_eager_limit, by whether the
-// send continues a one-way stream, which goes eagerly: Comm.streamingTo):
+// between the eager limit and pml_ob1_stream_limit, by whether the send
+// continues a one-way stream, whose rendezvous carries the whole payload
+// in its first fragment instead of a single-copy read: Comm.streamingTo):
 //
 //	eager   MATCH(ctx,tag,seq)+payload; the send completes when the BTL has
 //	        copied the payload. With the sync flag (Ssend) the header also

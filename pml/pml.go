@@ -53,11 +53,10 @@ type Config struct {
 	// the first chunk) is shared: the sender writes the second half into
 	// the receiver's buffer while the receiver reads the first. 0: never.
 	RgetSplit int
-	// StreamEager: a send larger than the BTL's eager limit and of at most
-	// this many bytes goes eagerly when it follows another such send to
-	// the same rank with no progress event between them (a window of
-	// sends one way; see PML.streamingTo). 0: never.
-	StreamEager int
+	// StreamLimit: a rendezvous of at most this many bytes carries its
+	// whole payload in its first fragment when it continues a one-way
+	// stream (Comm.streamingTo, streamPlan). 0: never.
+	StreamLimit int
 	// SleepTimeout bounds one sleep in the transport (peer-loss checks and
 	// pending-queue retries happen at least this often while idle).
 	SleepTimeout time.Duration
@@ -260,7 +259,7 @@ func New(cfg Config) (*PML, error) {
 		a := best.Attributes()
 		p.peers[i] = peer{m: best, lim: limits{eager: a.EagerLimit, firstChunk: a.MaxSendSize, maxSend: a.MaxSendSize,
 			rget: a.SingleCopy, rgetMin: cfg.RgetLimit, rgetMax: cfg.RgetMax, adaptive: cfg.RgetAdaptive,
-			splitMin: splitMin(cfg), stream: min(cfg.StreamEager, a.MaxSendSize)}}
+			splitMin: splitMin(cfg), stream: min(cfg.StreamLimit, a.MaxSendSize)}}
 		p.peers[i].try, _ = best.(btl.TrySender)
 		if a.MaxSendSize <= 0 || a.EagerLimit < 0 || a.EagerLimit > a.MaxSendSize {
 			return nil, fmt.Errorf("pml: BTL %s has eager limit %d and max send size %d; want 0 ≤ eager ≤ max send > 0", best.Name(), a.EagerLimit, a.MaxSendSize)

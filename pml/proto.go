@@ -15,12 +15,21 @@ type limits struct {
 	rgetMax    int  // ... and of at most this size (0: no upper bound)
 	adaptive   bool // offer the buffer of every larger message; the receiver picks read or pipeline (rgetChoice)
 	splitMin   int  // a read of at least this many bytes is shared with the sender (splitRead; 0: never)
-	stream     int  // largest payload sent eagerly in a one-way stream (Config.StreamEager, at most maxSend)
+	stream     int  // largest rendezvous that carries its whole payload in a one-way stream (Config.StreamLimit, at most maxSend)
 }
 
-// streamable says whether an n-byte message may go eagerly beyond the
-// eager limit when it is part of a one-way stream (PML.streamingTo).
+// streamable says whether an n-byte message is a rendezvous that may carry
+// its whole payload in its first fragment when it is part of a one-way
+// stream (Comm.streamingTo).
 func (l limits) streamable(n int) bool { return n > l.eager && n <= l.stream }
+
+// streamPlan is the plan of an n-byte message of a one-way stream: a
+// rendezvous whose first fragment carries the whole payload (Open MPI's
+// vader does so up to btl_vader_rndv_eager_limit), so that the sender
+// copies the next message into a fragment while the receiver copies this
+// one out, and the send completes on the receiver's ACK, as every
+// rendezvous does.
+func streamPlan(n int) sendPlan { return sendPlan{proto: protoRndv, chunk: n, credit: n} }
 
 // inBand says whether an n-byte message must use the single-copy read:
 // the pml_ob1_rget_limit..pml_ob1_rget_max band, when the BTL can.

@@ -242,6 +242,11 @@ func TestStreamable(t *testing.T) {
 			t.Errorf("eager %d, stream %d: streamable(%d) = %v, want %v", tt.eager, tt.stream, tt.n, got, tt.want)
 		}
 	}
+	// A stream's message is a rendezvous (the send completes on the ACK)
+	// whose first fragment carries all of it.
+	if got, want := streamPlan(9000), (sendPlan{proto: protoRndv, chunk: 9000, credit: 9000}); got != want {
+		t.Errorf("streamPlan(9000) = %+v, want %+v", got, want)
+	}
 }
 
 func TestRgetClass(t *testing.T) {

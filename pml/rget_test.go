@@ -376,20 +376,29 @@ func TestSplitFlagDown(t *testing.T) {
 	})
 }
 
-// TestStreamEager: with pml_ob1_stream_eager_limit, mid-size messages of a
+// TestStream: with pml_ob1_stream_limit, the mid-size messages of a
 // one-way window of Isends (after the first window, and but the first of
-// each) go eagerly, where every message of a ping-pong, of windows both
-// ways, or with the limit at 0 is read (the rget band covers them all).
-// Every byte arrives in every pattern.
-func TestStreamEager(t *testing.T) {
+// each) carry their payload in their rendezvous fragment, where every
+// message of a ping-pong, of windows both ways, or with the limit at 0 is
+// read (the rget band covers them all); a stream's sends still complete
+// only once the receiver has matched them; every byte arrives in every
+// pattern.
+func TestStream(t *testing.T) {
 	const n, window, windows = 800, 8, 6
-	// window runs windows of Isends from each rank in from to the other,
-	// each answered by the receiver with a 1-byte message.
-	windowsOf := func(t *testing.T, net *fakeNet, both bool) {
+	// windowsOf runs windows of Isends from rank 0 (and rank 1 when both)
+	// to the other, each answered with a 1-byte message. With hold, rank
+	// 1 posts the last window's receives only after rank 0 has checked
+	// that none of that window's sends completed.
+	windowsOf := func(t *testing.T, net *fakeNet, both, hold bool) {
+		posted := make(chan struct{})
 		job(t, net, func(t *testing.T, c *Comm) {
 			peer := 1 - c.Rank()
 			sends, recvs := c.Rank() == 0 || both, c.Rank() == 1 || both
 			for w := 0; w < windows; w++ {
+				last := hold && w == windows-1
+				if last && c.Rank() == 1 {
+					<-posted
+				}
 				var reqs []*Request
 				bufs := make([][]byte, window)
 				for i := range bufs {
@@ -410,6 +419,15 @@ func TestStreamEager(t *testing.T) {
 						return
 					}
 					reqs = append(reqs, r)
+				}
+				if last && c.Rank() == 0 {
+					time.Sleep(20 * time.Millisecond)
+					for i, r := range reqs {
+						if r.Done() {
+							t.Errorf("send %d of the last window completed before its receive was posted", i)
+						}
+					}
+					close(posted)
 				}
 				for _, r := range reqs {
 					if _, err := r.Wait(nil); err != nil {
@@ -439,28 +457,34 @@ func TestStreamEager(t *testing.T) {
 	newNet := func(stream int) *fakeNet {
 		net := newFakeNet(2, 256, 1024)
 		net.rget = true
-		net.tune = func(c *Config) { c.RgetLimit, c.StreamEager = 257, stream }
+		net.tune = func(c *Config) { c.RgetLimit, c.StreamLimit = 257, stream }
 		return net
 	}
 	t.Run("one way", func(t *testing.T) {
 		net := newNet(1024)
-		windowsOf(t, net, false)
+		windowsOf(t, net, false, false)
 		// The first window is read (no stream before it), then the first
 		// message of each later one.
 		if r := net.reads.Load(); r != window+windows-1 {
 			t.Errorf("%d of %d messages read; want %d", r, window*windows, window+windows-1)
 		}
+		if f := net.frags.Load(); f != 0 {
+			t.Errorf("%d FRAGs; want none (each stream message in its first fragment)", f)
+		}
+	})
+	t.Run("one way, receives late", func(t *testing.T) {
+		windowsOf(t, newNet(1024), false, true)
 	})
 	t.Run("both ways", func(t *testing.T) {
 		net := newNet(1024)
-		windowsOf(t, net, true)
+		windowsOf(t, net, true, false)
 		if r := net.reads.Load(); r != 2*window*windows {
 			t.Errorf("%d of %d messages read; want all (the streams meet)", r, 2*window*windows)
 		}
 	})
 	t.Run("off", func(t *testing.T) {
 		net := newNet(0)
-		windowsOf(t, net, false)
+		windowsOf(t, net, false, false)
 		if r := net.reads.Load(); r != window*windows {
 			t.Errorf("%d of %d messages read; want all", r, window*windows)
 		}

@@ -185,28 +185,34 @@ func (p *PML) onFin(src int, data []byte) {
 }
 
 // streamingTo notes a send on c to world rank dest (pe) of a size in the
-// stream band (limits.streamable) and reports whether it goes eagerly: it
-// continues a stream (the previous such send to pe came with no progress
-// event since: no message delivered, no send completed by an answer, as in
-// a window of Isends) that is one-way: as it began, no receive was posted
-// on c that a message from dest could take, and the stream before it got
-// fewer than a quarter as many messages back from dest on c.
+// stream band (limits.streamable) and reports whether it is part of a
+// one-way stream, whose rendezvous carries the whole payload (streamPlan):
+// it continues a stream (the previous such send to pe came with no
+// progress event since: no message delivered, no send completed by an
+// answer, as in a window of Isends) that is one-way: as it began, no
+// receive was posted on c that a message from dest could take, and the
+// stream before it got fewer than a quarter as many messages back from
+// dest on c.
 //
 // Such a message is copied twice: the sender copies it into a fragment
 // while the receiver copies the one before out, both cores busy, where a
-// rendezvous' single-copy read leaves the sender idle and makes the
-// receiver copy every message itself (osu bw and mr 8-32 KiB +16 to +54%). A
-// ping-pong's message, which an event (the reply) precedes and whose
-// receive waits for it, keeps the rendezvous, which is faster there; and
-// so does a stream met by one the other way (osu bibw), where both cores
-// copy anyway and two copies per message cost more than one (bibw 16 and
-// 32 KiB -17 and -32% eager).
+// single-copy read leaves the sender idle and makes the receiver copy
+// every message itself, and pays a system call for each (osu bw and mr at
+// 8-16 KiB, four takes of 6-10 rounds: +2 to +27% in most, down to -23%
+// in one; sent eagerly, without the ACK, +11 to +54%, but a message above
+// the eager limit must not complete before its receive is matched: see
+// CONTRACT.md). A ping-pong's message,
+// which an event (the reply) precedes and whose receive waits for it,
+// keeps the read, which is faster there; and so does a stream met by one
+// the other way (osu bibw), where both cores copy anyway and two copies
+// per message cost more than one (bibw 16 and 32 KiB -17 and -32% with
+// two copies).
 //
 // The first send of a stream after one of several sends reads the
 // engine's count of messages from dest under PML.mu; the others, a
 // ping-pong's among them, read only atomics. (After a lone send the count
 // is not read, so the next one covers more than one stream: it can only
-// find more messages back, and keep the rendezvous.)
+// find more messages back, and keep the read.)
 func (c *Comm) streamingTo(pe *peer, dest int) bool {
 	p := c.p
 	ev := p.wait.events.Load() + 1
