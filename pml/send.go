@@ -197,9 +197,9 @@ func (p *PML) onFin(src int, data []byte) {
 // Such a message is copied twice: the sender copies it into a fragment
 // while the receiver copies the one before out, both cores busy, where a
 // single-copy read leaves the sender idle and makes the receiver copy
-// every message itself, and pays a system call for each (osu bw and mr at
-// 8-16 KiB, four takes of 6-10 rounds: +2 to +27% in most, down to -23%
-// in one; sent eagerly, without the ACK, +11 to +54%, but a message above
+// every message itself, and pays a system call for each (osu bw and mr,
+// five runs of 6-10 rounds: 8 KiB -7 to +27%, four of five up; 16 KiB -23
+// to +18%; sent eagerly, without the ACK, +11 to +54%, but a message above
 // the eager limit must not complete before its receive is matched: see
 // CONTRACT.md). A ping-pong's message,
 // which an event (the reply) precedes and whose receive waits for it,
