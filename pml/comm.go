@@ -226,14 +226,12 @@ func (c *Comm) planSend(buf []byte, dest, tag int) (sendPlan, error) {
 		if p.takeCredit(pe, n) {
 			return sendPlan{proto: protoEager, chunk: n, credit: n}, nil
 		}
-		return planSend(n, pe.lim, false), nil
+		return planSend(n, pe.lim, false, false), nil
 	}
-	if pe.lim.streamable(n) && c.streamingTo(pe, dest) && p.takeCredit(pe, n) {
-		return streamPlan(n), nil
-	}
-	plan := planSend(n, pe.lim, true)
+	stream := pe.lim.streamable(n) && c.streamingTo(pe, dest)
+	plan := planSend(n, pe.lim, true, stream)
 	if plan.credit > 0 && !p.takeCredit(pe, plan.credit) {
-		plan = planSend(n, pe.lim, false)
+		plan = planSend(n, pe.lim, false, false) // out of credit: a stream's message is read too
 	}
 	return plan, nil
 }

@@ -55,7 +55,7 @@ type Config struct {
 	RgetSplit int
 	// StreamLimit: a rendezvous of at most this many bytes carries its
 	// whole payload in its first fragment when it continues a one-way
-	// stream (Comm.streamingTo, streamPlan). 0: never.
+	// stream (Comm.streamingTo, planSend). 0: never.
 	StreamLimit int
 	// SleepTimeout bounds one sleep in the transport (peer-loss checks and
 	// pending-queue retries happen at least this often while idle).

@@ -20,16 +20,8 @@ type limits struct {
 
 // streamable says whether an n-byte message is a rendezvous that may carry
 // its whole payload in its first fragment when it is part of a one-way
-// stream (Comm.streamingTo).
+// stream (Comm.streamingTo; planSend's stream).
 func (l limits) streamable(n int) bool { return n > l.eager && n <= l.stream }
-
-// streamPlan is the plan of an n-byte message of a one-way stream: a
-// rendezvous whose first fragment carries the whole payload (Open MPI's
-// vader does so up to btl_vader_rndv_eager_limit), so that the sender
-// copies the next message into a fragment while the receiver copies this
-// one out, and the send completes on the receiver's ACK, as every
-// rendezvous does.
-func streamPlan(n int) sendPlan { return sendPlan{proto: protoRndv, chunk: n, credit: n} }
 
 // inBand says whether an n-byte message must use the single-copy read:
 // the pml_ob1_rget_limit..pml_ob1_rget_max band, when the BTL can.
@@ -56,13 +48,19 @@ type sendPlan struct {
 
 // planSend chooses the protocol of an n-byte message. credit says whether
 // the peer may be sent more eager bytes: the caller plans with true, takes
-// plan.credit, and plans again with false when that fails. A synchronous
-// send uses the same protocols; its header asks for the match ACK.
-func planSend(n int, l limits, credit bool) sendPlan {
+// plan.credit, and plans again with false when that fails. stream says the
+// message continues a one-way stream (Comm.streamingTo): it skips the rget
+// band, so that its rendezvous carries the payload in its first fragment
+// (all of it up to firstChunk, as Open MPI's vader does up to
+// btl_vader_rndv_eager_limit) and the sender copies the next message while
+// the receiver copies this one out; it still completes on the receiver's
+// ACK. A synchronous send uses the same protocols; its header asks for the
+// match ACK.
+func planSend(n int, l limits, credit, stream bool) sendPlan {
 	switch {
 	case n <= l.eager && (credit || n == 0):
 		return sendPlan{proto: protoEager, chunk: n, credit: n}
-	case l.inBand(n):
+	case l.inBand(n) && !stream:
 		return sendPlan{proto: protoRget}
 	case !credit:
 		// The receiver may already hold all it should of ours: send no

@@ -34,7 +34,7 @@ func TestPlanSend(t *testing.T) {
 		{"rget max without a limit: never", 300 << 10, limits{eager: 4096, firstChunk: 32768, maxSend: 32768, rget: true, rgetMax: 512 << 10}, true, sendPlan{protoRndv, 32768, 32768, false}},
 	}
 	for _, tt := range tests {
-		if got := planSend(tt.n, tt.l, tt.credit); got != tt.want {
+		if got := planSend(tt.n, tt.l, tt.credit, false); got != tt.want {
 			t.Errorf("%s: planSend(%d, credit=%v) = %+v, want %+v", tt.name, tt.n, tt.credit, got, tt.want)
 		}
 	}
@@ -108,7 +108,7 @@ func TestPlanSendOffer(t *testing.T) {
 		{"not adaptive: no offer", 100000, testLimits, true, sendPlan{protoRndv, 32768, 32768, false}},
 	}
 	for _, tt := range tests {
-		if got := planSend(tt.n, tt.l, tt.credit); got != tt.want {
+		if got := planSend(tt.n, tt.l, tt.credit, false); got != tt.want {
 			t.Errorf("%s: planSend(%d, credit=%v) = %+v, want %+v", tt.name, tt.n, tt.credit, got, tt.want)
 		}
 	}
@@ -242,10 +242,25 @@ func TestStreamable(t *testing.T) {
 			t.Errorf("eager %d, stream %d: streamable(%d) = %v, want %v", tt.eager, tt.stream, tt.n, got, tt.want)
 		}
 	}
-	// A stream's message is a rendezvous (the send completes on the ACK)
-	// whose first fragment carries all of it.
-	if got, want := streamPlan(9000), (sendPlan{proto: protoRndv, chunk: 9000, credit: 9000}); got != want {
-		t.Errorf("streamPlan(9000) = %+v, want %+v", got, want)
+	// A stream's message skips the rget band: a rendezvous (the send
+	// completes on the ACK) whose first fragment carries all of it, up to
+	// firstChunk; out of credit it gets no chunk.
+	band := testLimits
+	band.rgetMin, band.stream = 4097, 32768
+	for _, tt := range []struct {
+		n              int
+		credit, stream bool
+		want           sendPlan
+	}{
+		{9000, true, true, sendPlan{protoRndv, 9000, 9000, false}},
+		{9000, true, false, sendPlan{protoRget, 0, 0, false}},
+		{9000, false, true, sendPlan{protoRndv, 0, 0, false}},
+		{100000, true, true, sendPlan{protoRndv, 32768, 32768, false}},
+		{4096, true, true, sendPlan{protoEager, 4096, 4096, false}},
+	} {
+		if got := planSend(tt.n, band, tt.credit, tt.stream); got != tt.want {
+			t.Errorf("planSend(%d, credit=%v, stream=%v) = %+v, want %+v", tt.n, tt.credit, tt.stream, got, tt.want)
+		}
 	}
 }
 
