@@ -625,6 +625,47 @@ func TestBoxDrainedBeforeLossReport(t *testing.T) {
 	}
 }
 
+// TestPutMatch: records written by putMatch (TrySend's header of two
+// words, then 0..TinyMax bytes padded to words) reach the receiver intact,
+// in order, lap after lap, whether the receiver polls in bursts or stops at
+// line ends, and a put refused for lack of room fits once it has polled.
+func TestPutMatch(t *testing.T) {
+	for _, lineEnd := range []bool{false, true} {
+		t.Run(fmt.Sprint("lineEnd=", lineEnd), func(t *testing.T) {
+			tb := newTestBox(1024)
+			const count = 3000
+			seq := uint32(0)
+			refused := 0
+			for i := 0; i < count; i++ {
+				m := boxMsg(i, 16+i%(memcpy.TinyMax+1))
+				seq = nextSeq(seq)
+				for !tb.out.putMatch(btl.Tag(i%int(btl.NumTags)), seq, btl.Header16Of(m), m[16:]) {
+					if refused++; refused > 10*count {
+						t.Fatalf("message %d never fits", i)
+					}
+					tb.m.pollBox(tb.in, 3, lineEnd)
+				}
+			}
+			for tb.m.pollBox(tb.in, 32, lineEnd) > 0 {
+			}
+			if len(tb.got) != count {
+				t.Fatalf("%d messages delivered, want %d", len(tb.got), count)
+			}
+			for i, g := range tb.got {
+				if want := boxMsg(i, 16+i%(memcpy.TinyMax+1)); !bytes.Equal(g, want) || tb.tags[i] != btl.Tag(i%int(btl.NumTags)) {
+					t.Fatalf("message %d: got % x tag %d, want % x tag %d", i, g, tb.tags[i], want, i%int(btl.NumTags))
+				}
+			}
+			if tb.log.errors.Load() != 0 {
+				t.Fatalf("%d errors logged", tb.log.errors.Load())
+			}
+			if laps := tb.out.w / tb.out.size; laps < 3 || refused == 0 {
+				t.Fatalf("%d laps, %d refusals: the test neither wraps nor fills the box", laps, refused)
+			}
+		})
+	}
+}
+
 // TestPutJoined: hdr then payload land in d whole, on every path: the
 // MATCH header alone, with 1..TinyMax bytes (word stores), both parts up
 // to joinMax bytes (on the stack), and the direct copy.

@@ -146,29 +146,34 @@ func (m *Module) Send(dst int, tag btl.Tag, hdr, payload []byte, c btl.Completio
 // that goes now or into the pending queue as a copy (inline or in a
 // fragment); one that would be queued by reference is not sent.
 func (m *Module) TrySend(dst int, tag btl.Tag, h btl.Header16, payload []byte) (bool, error) {
-	hb := h.Bytes()
-	hdr := hb[:] // stays on the stack: nothing below keeps it
 	if dst < 0 || dst >= len(m.peers) || dst == m.rank ||
 		len(payload) > m.cfg.MaxSendSize || tag >= btl.NumTags {
-		return false, m.badSend(dst, tag, hdr, payload)
+		hb := h.Bytes()
+		return false, m.badSend(dst, tag, hb[:], payload)
 	}
 	p := &m.peers[dst]
-	if n := len(hdr) + len(payload); n <= m.boxMsgMax {
+	if n := 16 + len(payload); n <= m.boxMsgMax {
 		// The common case (a PML's eager send once the pair has a box)
-		// straight to sendBox, without send's and sendNow's calls and
+		// straight to the box, without send's and sendNow's calls and
 		// checks (about a tenth of an eager Isend's instructions).
 		p.mu.Lock()
 		if p.out != nil && p.mu.q.Len() == 0 && !m.closed.Load() && !p.lost.Load() {
-			if _, sent := m.sendBox(p, tag, hdr, payload, n); sent {
+			var hdr []byte // h by putMatch's word stores
+			if len(payload) > memcpy.TinyMax {
+				hb := h.Bytes()
+				hdr = hb[:]
+			}
+			if _, sent := m.sendBox(p, tag, hdr, h, payload, n); sent {
 				p.mu.Unlock()
 				return true, nil
 			}
 		}
 		p.mu.Unlock()
-	} else if m.copyFirst(len(hdr), len(payload)) {
+	} else if m.copyFirst(16, len(payload)) {
 		return false, nil // the fragment copy outside the lock is Send's
 	}
-	return m.send(dst, tag, hdr, payload, tryOnly{}, false)
+	hb := h.Bytes()
+	return m.send(dst, tag, hb[:], payload, tryOnly{}, false) // hb stays on the stack: nothing below keeps it
 }
 
 var _ btl.TrySender = (*Module)(nil)
@@ -254,12 +259,20 @@ func (m *Module) send(dst int, tag btl.Tag, hdr, payload []byte, c btl.Completio
 // sendBox puts hdr+payload (n bytes) in p's fast box and wakes p if it
 // sleeps. It reports the pair sequence number the message carries, which
 // a message the box cannot take (too long, or the ring full) carries into
-// the FIFO, and whether the box took it. Called with p.mu held, p.out set
-// and p's pending queue empty.
-func (m *Module) sendBox(p *peer, tag btl.Tag, hdr, payload []byte, n int) (uint32, bool) {
+// the FIFO, and whether the box took it. A nil hdr stands for h, a 16-byte
+// header as two words, with at most memcpy.TinyMax bytes of payload
+// (TrySend): putMatch writes them from registers. Called with p.mu held,
+// p.out set and p's pending queue empty.
+func (m *Module) sendBox(p *peer, tag btl.Tag, hdr []byte, h btl.Header16, payload []byte, n int) (uint32, bool) {
 	seq := nextSeq(p.seq)
 	burst := m.burstNext(p)
-	if n > m.boxMsgMax || !p.out.put(tag, seq, hdr, payload, !burst) {
+	var ok bool
+	if hdr == nil {
+		ok = p.out.putMatch(tag, seq, h, payload)
+	} else {
+		ok = n <= m.boxMsgMax && p.out.put(tag, seq, hdr, payload, !burst)
+	}
+	if !ok {
 		return seq, false
 	}
 	p.seq = seq
@@ -288,7 +301,7 @@ func (m *Module) sendNow(p *peer, tag btl.Tag, hdr, payload []byte, n int, off *
 	var seq uint32
 	if p.out != nil {
 		var sent bool
-		if seq, sent = m.sendBox(p, tag, hdr, payload, n); sent {
+		if seq, sent = m.sendBox(p, tag, hdr, btl.Header16{}, payload, n); sent {
 			return true
 		}
 	}

@@ -104,7 +104,10 @@ func (m *Module) Wake() {
 	m.exit()
 }
 
-// wakeCtl wakes the rank that owns c if it is armed.
+// wakeCtl wakes the rank that owns c if it is armed. Not inlined: its
+// callers test armed first, and a sender's common case never calls it.
+//
+//go:noinline
 func wakeCtl(c *ctl) {
 	if c.armed.CompareAndSwap(1, 0) {
 		c.wakeSeq.Add(1)

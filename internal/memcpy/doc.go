@@ -10,7 +10,8 @@
 //
 // Copy falls back to copy() for short copies, on CPUs without ERMS and on
 // other architectures. Tiny copies at most TinyMax bytes without a call
-// to memmove (small messages' headers and payloads).
+// to memmove (small messages' headers and payloads), and Words16 loads as
+// many as two words, for word stores straight from registers.
 package memcpy
 
 // TinyMax is the most bytes Tiny copies.

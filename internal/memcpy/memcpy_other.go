@@ -2,7 +2,10 @@
 
 package memcpy
 
-import "unsafe"
+import (
+	"encoding/binary"
+	"unsafe"
+)
 
 // Copy is copy() on architectures without a special path.
 func Copy(dst, src []byte) int { return copy(dst, src) }
@@ -12,3 +15,22 @@ func PrefetchW(p unsafe.Pointer) {}
 
 // Tiny is copy() here (see the amd64 Tiny for its contract).
 func Tiny(dst, src []byte) { copy(dst, src) }
+
+// Words16 is the amd64 Words16 (see there) with a copy.
+func Words16(src []byte) (lo, hi uint64) {
+	var b [TinyMax]byte
+	copy(b[:], src)
+	return binary.LittleEndian.Uint64(b[:8]), binary.LittleEndian.Uint64(b[8:])
+}
+
+// Store16 stores a and b at p (see the amd64 Store16).
+func Store16(p unsafe.Pointer, a, b uint64) {
+	binary.LittleEndian.PutUint64(unsafe.Slice((*byte)(p), 16), a)
+	binary.LittleEndian.PutUint64(unsafe.Slice((*byte)(unsafe.Add(p, 8)), 8), b)
+}
+
+// Store32 stores a, b, c, d at p (see the amd64 Store16).
+func Store32(p unsafe.Pointer, a, b, c, d uint64) {
+	Store16(p, a, b)
+	Store16(unsafe.Add(p, 16), c, d)
+}

@@ -2,8 +2,12 @@ package memcpy
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"os"
+	"syscall"
 	"testing"
+	"unsafe"
 )
 
 // Copy matches copy() at every length around the thresholds, at odd
@@ -65,6 +69,62 @@ func TestTiny(t *testing.T) {
 					t.Fatalf("Tiny of %d bytes (src offset %d, dst offset %d):\n got %x\nwant %x", n, so, do, dst, want)
 				}
 			}
+		}
+	}
+}
+
+// TestWords16 checks Words16 against a reference at every length and at
+// the edges of a page whose neighbours are not readable: the words hold
+// src's bytes, little-endian, zero beyond them, and nothing outside src is
+// read (a read past either end would fault).
+func TestWords16(t *testing.T) {
+	pg := os.Getpagesize()
+	mem, err := syscall.Mmap(-1, 0, 3*pg, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Munmap(mem)
+	if err := syscall.Mprotect(mem[:pg], syscall.PROT_NONE); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mprotect(mem[2*pg:], syscall.PROT_NONE); err != nil {
+		t.Fatal(err)
+	}
+	page := mem[pg : 2*pg]
+	for i := range page {
+		page[i] = byte(i*13 + 5)
+	}
+	for n := 0; n <= TinyMax; n++ {
+		for _, at := range []int{0, 1, 7, pg / 2, pg - n} {
+			src := page[at : at+n : at+n]
+			var want [16]byte
+			copy(want[:], src)
+			lo, hi := Words16(src)
+			if lo != binary.LittleEndian.Uint64(want[:8]) || hi != binary.LittleEndian.Uint64(want[8:]) {
+				t.Errorf("%d bytes at %d: got %#x %#x, want % x", n, at, lo, hi, want)
+			}
+		}
+	}
+}
+
+// TestStores: Store16 and Store32 write their words little-endian at an
+// unaligned p and nothing around them.
+func TestStores(t *testing.T) {
+	var buf [48]byte
+	for i := range buf {
+		buf[i] = 0xee
+	}
+	Store16(unsafe.Pointer(&buf[3]), 0x0706050403020100, 0x0f0e0d0c0b0a0908)
+	Store32(unsafe.Pointer(&buf[19]), 0x1716151413121110, 0x1f1e1d1c1b1a1918, 0x2726252423222120, 0x2f2e2d2c2b2a2928)
+	for i, b := range buf {
+		want := byte(0xee)
+		if i >= 3 && i < 19 {
+			want = byte(i - 3)
+		} else if i >= 19 && i < 51 {
+			want = byte(i - 19 + 0x10)
+		}
+		if b != want {
+			t.Fatalf("byte %d: %#x, want %#x (% x)", i, b, want, buf)
 		}
 	}
 }
