@@ -330,7 +330,7 @@ func boxStressConfig() Config {
 	c.FboxSize, c.FboxThreshold = 1024, 1
 	c.FIFOSize, c.LazyFree = 16, 4
 	c.InlineLimit = c.maxInlineLimit() // the most this FIFO allows
-	c.FreeListNum, c.FreeListMax, c.FreeListInc = 2, 4, 1
+	c.FreeListNum, c.FreeListMax, c.FreeListInc, c.MaxFrags = 2, 4, 1, 4
 	return c
 }
 

@@ -76,7 +76,7 @@ func smallConfig() Config {
 	c := DefaultConfig()
 	c.FIFOSize, c.LazyFree = 4, 2
 	c.InlineLimit = c.maxInlineLimit() // the most this FIFO allows
-	c.FreeListNum, c.FreeListMax, c.FreeListInc = 1, 2, 1
+	c.FreeListNum, c.FreeListMax, c.FreeListInc, c.MaxFrags = 1, 2, 1, 2
 	return c
 }
 

@@ -200,7 +200,7 @@ func newModule(job Job, cfg Config, log hclog.Logger, seg *mpool.Segment, layout
 		m.peers[i].self = m.ctl
 	}
 	m.eager = newFragPool(self.region.Eager, cfg.EagerFragSize(), cfg.FreeListNum, cfg.FreeListMax, cfg.FreeListInc)
-	m.maxFrags = newFragPool(self.region.Max, cfg.MaxFragSize(), cfg.FreeListNum, cfg.FreeListMax, cfg.FreeListInc)
+	m.maxFrags = newFragPool(self.region.Max, cfg.MaxFragSize(), cfg.FreeListNum, cfg.MaxFragCount(job.Size), cfg.FreeListInc)
 	m.prog.ackPeers = make([]int, 0, job.Size)
 	m.inlineLimit = cfg.InlineLimit
 	m.prog.gather = make([]byte, m.inlineLimit+btl.MaxHeader)

@@ -18,6 +18,7 @@ type Config struct {
 	FreeListNum    int    // btl_sm_free_list_num
 	FreeListMax    int    // btl_sm_free_list_max
 	FreeListInc    int    // btl_sm_free_list_inc
+	MaxFrags       int    // btl_sm_max_frags (0: see MaxFragCount)
 	LazyFree       int    // btl_sm_fifo_lazy_free
 	BackingDir     string // btl_sm_backing_directory
 	SegmentMinSize int64  // btl_sm_segment_min_size
@@ -46,6 +47,8 @@ var Params = mca.Declare("btl_sm", []mca.Field[Config]{
 		"fragments of each kind (eager, max-size) a rank puts in circulation at start; at most btl_sm_free_list_max"),
 	mca.Int("btl_sm_free_list_max", "32", 1, 1<<16, func(c *Config) *int { return &c.FreeListMax },
 		"fragments of each kind a rank may own; all are reserved in the segment"),
+	mca.Int("btl_sm_max_frags", "0", 0, 1<<16, func(c *Config) *int { return &c.MaxFrags },
+		"max-size fragments (btl_sm_max_send_size each) a rank may own, all reserved in the segment; 0: btl_sm_free_list_max, twice that when at most 4 ranks share the node (a one-way window of 64 messages of 8-32 KiB then has a fragment for each: osu bw and mr 8-32 KiB +6 to +14%, ~1 MiB more segment per rank)"),
 	mca.Int("btl_sm_free_list_inc", "8", 1, 1<<16, func(c *Config) *int { return &c.FreeListInc },
 		"fragments added to a rank's free list when it runs empty"),
 	mca.Int("btl_sm_fifo_lazy_free", "32", 1, 1<<19, func(c *Config) *int { return &c.LazyFree },
@@ -99,6 +102,12 @@ var Params = mca.Declare("btl_sm", []mca.Field[Config]{
 		}
 		return ""
 	}},
+	mca.Rule[Config]{Names: []string{"btl_sm_free_list_num", "btl_sm_max_frags"}, Check: func(c *Config) string {
+		if c.MaxFrags != 0 && c.FreeListNum > c.MaxFrags {
+			return "a rank cannot start with more max-size fragments than it may own (0: the default)"
+		}
+		return ""
+	}},
 )
 
 // DefaultConfig is the configuration the parameter defaults give.
@@ -139,6 +148,28 @@ func (c *Config) BoxMsgMax() int { return c.FboxSize / 4 }
 // BoxStride is the bytes one fast box takes in the segment.
 func (c *Config) BoxStride() int64 { return boxCtlSize + int64(c.FboxSize) }
 
+// smallJobRanks is the most ranks on a node for which MaxFragCount's
+// default doubles btl_sm_free_list_max.
+const smallJobRanks = 4
+
+// MaxFragCount is the max-size fragments a rank owns in a job of n ranks on
+// the node: btl_sm_max_frags, or by default btl_sm_free_list_max, twice
+// that in a job of at most smallJobRanks ranks. A one-way window of
+// messages above the eager limit (osu bw's 64 Isends of 8-32 KiB, each a
+// rendezvous that carries its payload, or FRAGs) holds a fragment per
+// message until the receiver has copied it out: with 32, half the window
+// waits in the sender's pending queue and is copied by its Progress as
+// fragments come back. At 64 ranks the segment stays what it was.
+func (c *Config) MaxFragCount(n int) int {
+	switch {
+	case c.MaxFrags > 0:
+		return c.MaxFrags
+	case n <= smallJobRanks:
+		return 2 * c.FreeListMax
+	}
+	return c.FreeListMax
+}
+
 // LayoutParams is the mpool sizing this configuration implies for a job of
 // n ranks.
 func (c *Config) LayoutParams(n int) mpool.Params {
@@ -146,7 +177,7 @@ func (c *Config) LayoutParams(n int) mpool.Params {
 		CtlSize: ctlSize, Slots: int64(c.FIFOSize), SlotSize: elemSize,
 		Boxes: int64(c.Boxes(n)), BoxSize: c.BoxStride(),
 		EagerFrags: int64(c.FreeListMax), EagerFragSize: c.EagerFragSize(),
-		MaxFrags: int64(c.FreeListMax), MaxFragSize: c.MaxFragSize(),
+		MaxFrags: int64(c.MaxFragCount(n)), MaxFragSize: c.MaxFragSize(),
 		MinSize: c.SegmentMinSize,
 	}
 }

@@ -193,7 +193,7 @@ func (m *Module) queueAck(src int, off int64) {
 			// Made here, at the first fragment from src, not for every
 			// peer at New: 512 B per peer is 512 KiB per rank at 1024
 			// ranks (issue 16 item 11), for peers that may never send one.
-			p.acks = make([]int64, 0, 2*m.cfg.FreeListMax)
+			p.acks = make([]int64, 0, m.cfg.FreeListMax+m.maxFrags.max)
 		}
 	}
 	p.acks = append(p.acks, off)

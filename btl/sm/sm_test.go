@@ -63,7 +63,8 @@ func TestSharedOffsets(t *testing.T) {
 // TestSegmentBytesPerN pins the default segment size per number of ranks
 // (the numbers quoted in mpool's doc), and the fast boxes' share of it:
 // per rank, at most twice the segment without them (issue 14), at 64 ranks
-// 1.87× (2,269,568 against 1,216,896 bytes).
+// 1.87× (2,269,568 against 1,216,896 bytes). Up to smallJobRanks ranks a
+// rank has twice the max-size fragments (MaxFragCount): 1.1 MiB more each.
 func TestSegmentBytesPerN(t *testing.T) {
 	cfg := DefaultConfig()
 	noBox := cfg
@@ -71,7 +72,7 @@ func TestSegmentBytesPerN(t *testing.T) {
 	for _, tt := range []struct {
 		n           int
 		size, noBox int64
-	}{{2, 2502656, 2437120}, {8, 11579392, 9736192}, {32, 71577600, 38944768}, {64, 145256448, 77885440}} {
+	}{{2, 4603904, 4538368}, {4, 9465856, 9072640}, {8, 11579392, 9736192}, {32, 71577600, 38944768}, {64, 145256448, 77885440}} {
 		l, err := mpool.Plan(tt.n, cfg.LayoutParams(tt.n))
 		if err != nil || l.Size != tt.size {
 			t.Errorf("N=%d: %d bytes, %v; want %d", tt.n, l.Size, err, tt.size)
@@ -85,6 +86,24 @@ func TestSegmentBytesPerN(t *testing.T) {
 		}
 		t.Logf("N=%d: %s, %d bytes per rank (%d without fast boxes, ×%.2f)", tt.n, mpool.FormatBytes(l.Size),
 			l.Stride, l0.Stride, float64(l.Stride)/float64(l0.Stride))
+	}
+}
+
+// TestMaxFragCount: btl_sm_max_frags when set; by default
+// btl_sm_free_list_max, twice that with at most smallJobRanks ranks.
+func TestMaxFragCount(t *testing.T) {
+	for _, tt := range []struct{ listMax, maxFrags, n, want int }{
+		{32, 0, 1, 64}, {32, 0, 2, 64}, {32, 0, smallJobRanks, 64}, {32, 0, smallJobRanks + 1, 32}, {32, 0, 64, 32},
+		{8, 0, 2, 16}, {32, 5, 2, 5}, {32, 100, 64, 100},
+	} {
+		c := DefaultConfig()
+		c.FreeListMax, c.MaxFrags = tt.listMax, tt.maxFrags
+		if got := c.MaxFragCount(tt.n); got != tt.want {
+			t.Errorf("free_list_max %d, max_frags %d, %d ranks: %d max-size fragments, want %d", tt.listMax, tt.maxFrags, tt.n, got, tt.want)
+		}
+		if got := c.LayoutParams(tt.n).MaxFrags; got != int64(tt.want) {
+			t.Errorf("free_list_max %d, max_frags %d, %d ranks: the layout reserves %d, want %d", tt.listMax, tt.maxFrags, tt.n, got, tt.want)
+		}
 	}
 }
 
@@ -106,6 +125,8 @@ func TestConfigValidate(t *testing.T) {
 		{"fbox size not a power of two", mod(func(c *Config) { c.FboxSize = 3000 }), `btl_sm_fbox_size="3000" cannot work: the fast box size must be a power of two`},
 		{"fbox size too small", mod(func(c *Config) { c.FboxSize = 512 }), `btl_sm_fbox_size="512": out of range`},
 		{"no fast boxes is fine", mod(func(c *Config) { c.FboxMax = 0 }), ""},
+		{"num above max frags", mod(func(c *Config) { c.MaxFrags = 4 }), `btl_sm_free_list_num="8" and btl_sm_max_frags="4"`},
+		{"max frags at num is fine", mod(func(c *Config) { c.MaxFrags = 8 }), ""},
 	}
 	for _, tt := range tests {
 		err := tt.c.Validate()
@@ -173,7 +194,7 @@ func TestFullFIFOPendingKeepsOrder(t *testing.T) {
 // copied=false, keeps the payload, and calls SendDone once after an ack.
 func TestFreeListExhaustion(t *testing.T) {
 	cfg := DefaultConfig()
-	cfg.FreeListNum, cfg.FreeListMax, cfg.FreeListInc = 1, 1, 1
+	cfg.FreeListNum, cfg.FreeListMax, cfg.FreeListInc, cfg.MaxFrags = 1, 1, 1, 1
 	cfg.InlineLimit = 0 // every message over one slot takes a fragment
 	m := newJob(t, 2, cfg)
 	a, b := m[0], m[1]
@@ -410,7 +431,7 @@ func TestWithRndv(t *testing.T) {
 // fragments that come back (they would hold them behind it forever).
 func TestRefAtFrontIsNotStarved(t *testing.T) {
 	cfg := DefaultConfig()
-	cfg.FreeListNum, cfg.FreeListMax, cfg.FreeListInc = 1, 1, 1
+	cfg.FreeListNum, cfg.FreeListMax, cfg.FreeListInc, cfg.MaxFrags = 1, 1, 1, 1
 	cfg.InlineLimit = 0 // every message over one slot takes a fragment
 	m := newJob(t, 2, cfg)
 	a, b := m[0], m[1]
