@@ -48,7 +48,7 @@ var Params = mca.Declare("btl_sm", []mca.Field[Config]{
 	mca.Int("btl_sm_free_list_max", "32", 1, 1<<16, func(c *Config) *int { return &c.FreeListMax },
 		"fragments of each kind a rank may own; all are reserved in the segment"),
 	mca.Int("btl_sm_max_frags", "0", 0, 1<<16, func(c *Config) *int { return &c.MaxFrags },
-		"max-size fragments (btl_sm_max_send_size each) a rank may own, all reserved in the segment; 0: btl_sm_free_list_max, twice that when at most 4 ranks share the node (a one-way window of 64 messages of 8-32 KiB then has a fragment for each: osu bw and mr 8-32 KiB +6 to +14%, ~1 MiB more segment per rank)"),
+		"max-size fragments (btl_sm_max_send_size each) a rank may own, all reserved in the segment; 0: btl_sm_free_list_max, twice that when at most 4 ranks share the node (a one-way window of 64 messages of 8-32 KiB then has a fragment for each: osu bw 8-16 KiB +7 to +13%, mr +5%; 1.1 MiB more segment per rank)"),
 	mca.Int("btl_sm_free_list_inc", "8", 1, 1<<16, func(c *Config) *int { return &c.FreeListInc },
 		"fragments added to a rank's free list when it runs empty"),
 	mca.Int("btl_sm_fifo_lazy_free", "32", 1, 1<<19, func(c *Config) *int { return &c.LazyFree },
