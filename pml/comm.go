@@ -228,7 +228,7 @@ func (c *Comm) planSend(buf []byte, dest, tag int) (sendPlan, error) {
 		}
 		return planSend(n, pe.lim, false, false), nil
 	}
-	stream := pe.lim.streamable(n) && c.streamingTo(pe, dest)
+	stream := (pe.lim.streamable(n) || pe.lim.splitsInStream(n)) && c.streamingTo(pe, dest)
 	plan := planSend(n, pe.lim, true, stream)
 	if plan.credit > 0 && !p.takeCredit(pe, plan.credit) {
 		plan = planSend(n, pe.lim, false, false) // out of credit: a stream's message is read too

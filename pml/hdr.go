@@ -32,8 +32,9 @@ const (
 
 // Header flags (MATCH and RNDV).
 const (
-	flagSync = 1 << iota // sender waits for the receiver's match ACK
-	flagRget             // receiver may read the payload at addr (single copy)
+	flagSync   = 1 << iota // sender waits for the receiver's match ACK
+	flagRget               // receiver may read the payload at addr (single copy)
+	flagStream             // RNDV: the message is part of a one-way stream (its read may be split from limits.splitStream)
 )
 
 // CTL kinds.
@@ -147,7 +148,7 @@ func decodeRndv(b []byte, h *matchHdr) ([]byte, error) {
 	h.size = le.Uint64(b[24:])
 	h.addr = le.Uint64(b[32:])
 	chunk := b[rndvHdrLen:]
-	if h.tag < 0 || h.flags&^(flagSync|flagRget) != 0 || uint64(len(chunk)) > h.size || h.size > 1<<47 {
+	if h.tag < 0 || h.flags&^(flagSync|flagRget|flagStream) != 0 || uint64(len(chunk)) > h.size || h.size > 1<<47 {
 		return nil, fmt.Errorf("pml: RNDV header with tag %d flags %#x length %d and a chunk of %d bytes", h.tag, h.flags, h.size, len(chunk))
 	}
 	return chunk, nil

@@ -53,6 +53,9 @@ type Config struct {
 	// the first chunk) is shared: the sender writes the second half into
 	// the receiver's buffer while the receiver reads the first. 0: never.
 	RgetSplit int
+	// RgetSplitStream: the same from this many bytes for a message of a
+	// one-way stream (Comm.streamingTo, flagStream). 0: as RgetSplit.
+	RgetSplitStream int
 	// StreamLimit: a rendezvous of at most this many bytes carries its
 	// whole payload in its first fragment when it continues a one-way
 	// stream (Comm.streamingTo, planSend). 0: never.
@@ -74,6 +77,16 @@ func splitMin(cfg Config) int {
 		return 0
 	}
 	return cfg.RgetSplit
+}
+
+// splitStreamMin is splitMin for a message of a one-way stream
+// (RgetSplitStream, and never above splitMin), or 0 when not split.
+func splitStreamMin(cfg Config) int {
+	m := splitMin(cfg)
+	if m > 0 && cfg.RgetSplitStream > 0 {
+		m = min(m, cfg.RgetSplitStream)
+	}
+	return m
 }
 
 // peer is what the PML knows about one world rank.
@@ -259,7 +272,7 @@ func New(cfg Config) (*PML, error) {
 		a := best.Attributes()
 		p.peers[i] = peer{m: best, lim: limits{eager: a.EagerLimit, firstChunk: a.MaxSendSize, maxSend: a.MaxSendSize,
 			rget: a.SingleCopy, rgetMin: cfg.RgetLimit, rgetMax: cfg.RgetMax, adaptive: cfg.RgetAdaptive,
-			splitMin: splitMin(cfg), stream: min(cfg.StreamLimit, a.MaxSendSize)}}
+			splitMin: splitMin(cfg), splitStream: splitStreamMin(cfg), stream: min(cfg.StreamLimit, a.MaxSendSize)}}
 		p.peers[i].try, _ = best.(btl.TrySender)
 		if a.MaxSendSize <= 0 || a.EagerLimit < 0 || a.EagerLimit > a.MaxSendSize {
 			return nil, fmt.Errorf("pml: BTL %s has eager limit %d and max send size %d; want 0 ≤ eager ≤ max send > 0", best.Name(), a.EagerLimit, a.MaxSendSize)

@@ -7,21 +7,29 @@ package pml
 
 // limits are what the PML knows of one peer's BTL and of its own settings.
 type limits struct {
-	eager      int  // largest payload sent eagerly (headers do not count)
-	firstChunk int  // payload sent with a RNDV header
-	maxSend    int  // largest payload of one fragment
-	rget       bool // the BTL can read the sender's memory (single copy)
-	rgetMin    int  // messages of at least this size use it (0: never)
-	rgetMax    int  // ... and of at most this size (0: no upper bound)
-	adaptive   bool // offer the buffer of every larger message; the receiver picks read or pipeline (rgetChoice)
-	splitMin   int  // a read of at least this many bytes is shared with the sender (splitRead; 0: never)
-	stream     int  // largest rendezvous that carries its whole payload in a one-way stream (Config.StreamLimit, at most maxSend)
+	eager       int  // largest payload sent eagerly (headers do not count)
+	firstChunk  int  // payload sent with a RNDV header
+	maxSend     int  // largest payload of one fragment
+	rget        bool // the BTL can read the sender's memory (single copy)
+	rgetMin     int  // messages of at least this size use it (0: never)
+	rgetMax     int  // ... and of at most this size (0: no upper bound)
+	adaptive    bool // offer the buffer of every larger message; the receiver picks read or pipeline (rgetChoice)
+	splitMin    int  // a read of at least this many bytes is shared with the sender (splitRead; 0: never)
+	splitStream int  // the same for a message of a one-way stream (flagStream; at most splitMin, 0 with it)
+	stream      int  // largest rendezvous that carries its whole payload in a one-way stream (Config.StreamLimit, at most maxSend)
 }
 
 // streamable says whether an n-byte message is a rendezvous that may carry
 // its whole payload in its first fragment when it is part of a one-way
 // stream (Comm.streamingTo; planSend's stream).
 func (l limits) streamable(n int) bool { return n > l.eager && n <= l.stream }
+
+// splitsInStream says whether an n-byte message read by its receiver
+// would have its read shared with the sender only as part of a one-way
+// stream (flagStream): from splitStream, below splitMin.
+func (l limits) splitsInStream(n int) bool {
+	return l.splitStream > 0 && n >= l.splitStream && n < l.splitMin && l.inBand(n)
+}
 
 // inBand says whether an n-byte message must use the single-copy read:
 // the pml_ob1_rget_limit..pml_ob1_rget_max band, when the BTL can.
@@ -44,6 +52,7 @@ type sendPlan struct {
 	chunk  int  // payload bytes in the first fragment
 	credit int  // eager credit the first fragment needs (see PML.takeCredit)
 	offer  bool // protoRndv: the header also carries the buffer's address, so the receiver may read the rest itself
+	stream bool // protoRget: part of a one-way stream (flagStream), so that its read may be split from limits.splitStream
 }
 
 // planSend chooses the protocol of an n-byte message. credit says whether
@@ -54,14 +63,16 @@ type sendPlan struct {
 // (all of it up to firstChunk, as Open MPI's vader does up to
 // btl_vader_rndv_eager_limit) and the sender copies the next message while
 // the receiver copies this one out; it still completes on the receiver's
-// ACK. A synchronous send uses the same protocols; its header asks for the
-// match ACK.
+// ACK. A larger message of a stream keeps the read and says it is part of
+// a stream (sendPlan.stream), so that its receiver may share the read from
+// a lower size (limits.splitStream). A synchronous send uses the same
+// protocols; its header asks for the match ACK.
 func planSend(n int, l limits, credit, stream bool) sendPlan {
 	switch {
 	case n <= l.eager && (credit || n == 0):
 		return sendPlan{proto: protoEager, chunk: n, credit: n}
-	case l.inBand(n) && !stream:
-		return sendPlan{proto: protoRget}
+	case l.inBand(n) && !(stream && n <= l.stream):
+		return sendPlan{proto: protoRget, stream: stream}
 	case !credit:
 		// The receiver may already hold all it should of ours: send no
 		// payload until it has matched.

@@ -16,22 +16,22 @@ func TestPlanSend(t *testing.T) {
 		credit bool
 		want   sendPlan
 	}{
-		{"eager limits count payload, not headers: exactly the limit goes eagerly", 4096, testLimits, true, sendPlan{protoEager, 4096, 4096, false}},
-		{"zero bytes go eagerly and need no credit", 0, testLimits, false, sendPlan{protoEager, 0, 0, false}},
-		{"one byte over the eager limit goes by rendezvous with a max-size first chunk", 4097, testLimits, true, sendPlan{protoRndv, 4097, 4097, false}},
-		{"the first chunk is at most firstChunk bytes", 100000, testLimits, true, sendPlan{protoRndv, 32768, 32768, false}},
-		{"out of eager credit, a small message goes by rendezvous with no payload", 100, testLimits, false, sendPlan{protoRndv, 0, 0, false}},
-		{"out of credit for the first chunk: an empty first fragment", 100000, testLimits, false, sendPlan{protoRndv, 0, 0, false}},
-		{"single copy at and above pml_ob1_rget_limit", 1 << 20, testLimits, true, sendPlan{protoRget, 0, 0, false}},
-		{"single copy needs no credit", 1 << 21, testLimits, false, sendPlan{protoRget, 0, 0, false}},
-		{"below the rget limit: copy pipeline", 1<<20 - 1, testLimits, true, sendPlan{protoRndv, 32768, 32768, false}},
-		{"no single copy when the BTL cannot", 1 << 21, noRget, true, sendPlan{protoRndv, 32768, 32768, false}},
-		{"rget limit 0 means never", 1 << 21, limits{eager: 4096, firstChunk: 32768, maxSend: 32768, rget: true}, true, sendPlan{protoRndv, 32768, 32768, false}},
-		{"rget band: below it, the pipeline", 256<<10 - 1, band, true, sendPlan{protoRndv, 32768, 32768, false}},
-		{"rget band: its lower edge reads", 256 << 10, band, true, sendPlan{protoRget, 0, 0, false}},
-		{"rget band: its upper edge (pml_ob1_rget_max) reads", 512 << 10, band, true, sendPlan{protoRget, 0, 0, false}},
-		{"rget band: above it, the pipeline again", 512<<10 + 1, band, true, sendPlan{protoRndv, 32768, 32768, false}},
-		{"rget max without a limit: never", 300 << 10, limits{eager: 4096, firstChunk: 32768, maxSend: 32768, rget: true, rgetMax: 512 << 10}, true, sendPlan{protoRndv, 32768, 32768, false}},
+		{"eager limits count payload, not headers: exactly the limit goes eagerly", 4096, testLimits, true, sendPlan{protoEager, 4096, 4096, false, false}},
+		{"zero bytes go eagerly and need no credit", 0, testLimits, false, sendPlan{protoEager, 0, 0, false, false}},
+		{"one byte over the eager limit goes by rendezvous with a max-size first chunk", 4097, testLimits, true, sendPlan{protoRndv, 4097, 4097, false, false}},
+		{"the first chunk is at most firstChunk bytes", 100000, testLimits, true, sendPlan{protoRndv, 32768, 32768, false, false}},
+		{"out of eager credit, a small message goes by rendezvous with no payload", 100, testLimits, false, sendPlan{protoRndv, 0, 0, false, false}},
+		{"out of credit for the first chunk: an empty first fragment", 100000, testLimits, false, sendPlan{protoRndv, 0, 0, false, false}},
+		{"single copy at and above pml_ob1_rget_limit", 1 << 20, testLimits, true, sendPlan{protoRget, 0, 0, false, false}},
+		{"single copy needs no credit", 1 << 21, testLimits, false, sendPlan{protoRget, 0, 0, false, false}},
+		{"below the rget limit: copy pipeline", 1<<20 - 1, testLimits, true, sendPlan{protoRndv, 32768, 32768, false, false}},
+		{"no single copy when the BTL cannot", 1 << 21, noRget, true, sendPlan{protoRndv, 32768, 32768, false, false}},
+		{"rget limit 0 means never", 1 << 21, limits{eager: 4096, firstChunk: 32768, maxSend: 32768, rget: true}, true, sendPlan{protoRndv, 32768, 32768, false, false}},
+		{"rget band: below it, the pipeline", 256<<10 - 1, band, true, sendPlan{protoRndv, 32768, 32768, false, false}},
+		{"rget band: its lower edge reads", 256 << 10, band, true, sendPlan{protoRget, 0, 0, false, false}},
+		{"rget band: its upper edge (pml_ob1_rget_max) reads", 512 << 10, band, true, sendPlan{protoRget, 0, 0, false, false}},
+		{"rget band: above it, the pipeline again", 512<<10 + 1, band, true, sendPlan{protoRndv, 32768, 32768, false, false}},
+		{"rget max without a limit: never", 300 << 10, limits{eager: 4096, firstChunk: 32768, maxSend: 32768, rget: true, rgetMax: 512 << 10}, true, sendPlan{protoRndv, 32768, 32768, false, false}},
 	}
 	for _, tt := range tests {
 		if got := planSend(tt.n, tt.l, tt.credit, false); got != tt.want {
@@ -97,15 +97,15 @@ func TestPlanSendOffer(t *testing.T) {
 		credit bool
 		want   sendPlan
 	}{
-		{"adaptive: larger than the first chunk offers the buffer with a full first chunk", 100000, adaptive, true, sendPlan{protoRndv, 32768, 32768, true}},
-		{"adaptive: out of credit, an empty first fragment still offers", 100000, adaptive, false, sendPlan{protoRndv, 0, 0, true}},
-		{"adaptive: all in the first chunk, nothing to offer", 32768, adaptive, true, sendPlan{protoRndv, 32768, 32768, false}},
-		{"adaptive, out of credit, small: the whole message is left, so offer", 5000, adaptive, false, sendPlan{protoRndv, 0, 0, true}},
-		{"adaptive: eager stays eager", 4096, adaptive, true, sendPlan{protoEager, 4096, 4096, false}},
-		{"adaptive: the rget band still reads, without a chunk", 300 << 10, band, true, sendPlan{protoRget, 0, 0, false}},
-		{"adaptive: outside the band offers", 1 << 20, band, true, sendPlan{protoRndv, 32768, 32768, true}},
-		{"adaptive without the BTL's single copy: no offer", 100000, noRget, true, sendPlan{protoRndv, 32768, 32768, false}},
-		{"not adaptive: no offer", 100000, testLimits, true, sendPlan{protoRndv, 32768, 32768, false}},
+		{"adaptive: larger than the first chunk offers the buffer with a full first chunk", 100000, adaptive, true, sendPlan{protoRndv, 32768, 32768, true, false}},
+		{"adaptive: out of credit, an empty first fragment still offers", 100000, adaptive, false, sendPlan{protoRndv, 0, 0, true, false}},
+		{"adaptive: all in the first chunk, nothing to offer", 32768, adaptive, true, sendPlan{protoRndv, 32768, 32768, false, false}},
+		{"adaptive, out of credit, small: the whole message is left, so offer", 5000, adaptive, false, sendPlan{protoRndv, 0, 0, true, false}},
+		{"adaptive: eager stays eager", 4096, adaptive, true, sendPlan{protoEager, 4096, 4096, false, false}},
+		{"adaptive: the rget band still reads, without a chunk", 300 << 10, band, true, sendPlan{protoRget, 0, 0, false, false}},
+		{"adaptive: outside the band offers", 1 << 20, band, true, sendPlan{protoRndv, 32768, 32768, true, false}},
+		{"adaptive without the BTL's single copy: no offer", 100000, noRget, true, sendPlan{protoRndv, 32768, 32768, false, false}},
+		{"not adaptive: no offer", 100000, testLimits, true, sendPlan{protoRndv, 32768, 32768, false, false}},
 	}
 	for _, tt := range tests {
 		if got := planSend(tt.n, tt.l, tt.credit, false); got != tt.want {
@@ -225,6 +225,30 @@ func TestPathEstNote(t *testing.T) {
 
 // streamable is the band above the eager limit, up to the stream limit;
 // empty when the stream limit is 0 or not above the eager limit.
+// TestSplitsInStream: a message has its read split only as part of a
+// stream from splitStream up to splitMin (beyond it every read is split),
+// inside the rget band, and never when either is 0.
+func TestSplitsInStream(t *testing.T) {
+	l := testLimits
+	l.rgetMin, l.splitMin, l.splitStream = 4097, 65536, 32768
+	for _, tt := range []struct {
+		splitMin, splitStream, n int
+		want                     bool
+	}{
+		{65536, 32768, 32767, false}, {65536, 32768, 32768, true}, {65536, 32768, 65535, true}, {65536, 32768, 65536, false},
+		{0, 0, 40000, false}, {65536, 0, 40000, false},
+	} {
+		l.splitMin, l.splitStream = tt.splitMin, tt.splitStream
+		if got := l.splitsInStream(tt.n); got != tt.want {
+			t.Errorf("splitMin %d, splitStream %d: splitsInStream(%d) = %v, want %v", tt.splitMin, tt.splitStream, tt.n, got, tt.want)
+		}
+	}
+	l.splitMin, l.splitStream, l.rgetMin = 65536, 32768, 0 // no rget band: nothing is read
+	if l.splitsInStream(40000) {
+		t.Error("splitsInStream outside the rget band")
+	}
+}
+
 func TestStreamable(t *testing.T) {
 	for _, tt := range []struct {
 		eager, stream, n int
@@ -242,9 +266,11 @@ func TestStreamable(t *testing.T) {
 			t.Errorf("eager %d, stream %d: streamable(%d) = %v, want %v", tt.eager, tt.stream, tt.n, got, tt.want)
 		}
 	}
-	// A stream's message skips the rget band: a rendezvous (the send
-	// completes on the ACK) whose first fragment carries all of it, up to
-	// firstChunk; out of credit it gets no chunk.
+	// A stream's message up to the stream limit skips the rget band: a
+	// rendezvous (the send completes on the ACK) whose first fragment
+	// carries all of it; out of credit it gets no chunk. A larger one is
+	// read, and says it is part of a stream (its read may be split from
+	// limits.splitStream).
 	band := testLimits
 	band.rgetMin, band.stream = 4097, 32768
 	for _, tt := range []struct {
@@ -252,11 +278,14 @@ func TestStreamable(t *testing.T) {
 		credit, stream bool
 		want           sendPlan
 	}{
-		{9000, true, true, sendPlan{protoRndv, 9000, 9000, false}},
-		{9000, true, false, sendPlan{protoRget, 0, 0, false}},
-		{9000, false, true, sendPlan{protoRndv, 0, 0, false}},
-		{100000, true, true, sendPlan{protoRndv, 32768, 32768, false}},
-		{4096, true, true, sendPlan{protoEager, 4096, 4096, false}},
+		{9000, true, true, sendPlan{protoRndv, 9000, 9000, false, false}},
+		{9000, true, false, sendPlan{protoRget, 0, 0, false, false}},
+		{9000, false, true, sendPlan{protoRndv, 0, 0, false, false}},
+		{32768, true, true, sendPlan{protoRndv, 32768, 32768, false, false}},
+		{32769, true, true, sendPlan{protoRget, 0, 0, false, true}},
+		{100000, true, true, sendPlan{protoRget, 0, 0, false, true}},
+		{100000, true, false, sendPlan{protoRget, 0, 0, false, false}},
+		{4096, true, true, sendPlan{protoEager, 4096, 4096, false, false}},
 	} {
 		if got := planSend(tt.n, band, tt.credit, tt.stream); got != tt.want {
 			t.Errorf("planSend(%d, credit=%v, stream=%v) = %+v, want %+v", tt.n, tt.credit, tt.stream, got, tt.want)

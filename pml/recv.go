@@ -257,6 +257,7 @@ type rndvJob struct {
 	chunk  []byte // the first chunk; valid while the BTL callback runs
 	plan   rndvPlan
 	inPoll bool // run by a BTL callback, under progMu (splitRead needs it)
+	stream bool // the sender's flagStream: its read may be split from limits.splitStream
 }
 
 // deliverLocked hands a matched message to its receive r. An eager payload
@@ -277,7 +278,7 @@ func (p *PML) deliverLocked(r *Request, src int, h *matchHdr, rndv bool, payload
 		plan = planRndv(r.size, len(payload), len(r.buf), true)
 	}
 	r.want = plan.want
-	return rndvJob{r: r, src: src, sreq: h.sreq, addr: h.addr, chunk: payload, plan: plan}
+	return rndvJob{r: r, src: src, sreq: h.sreq, addr: h.addr, chunk: payload, plan: plan, stream: h.flags&flagStream != 0}
 }
 
 // deliverEagerLocked is deliverLocked for an eager message: it copies the
@@ -412,7 +413,11 @@ func (p *PML) splitRead(j *rndvJob) bool {
 	r, src := j.r, j.src
 	pe := &p.peers[src]
 	rest := r.want - r.received
-	if pe.lim.splitMin <= 0 || rest < pe.lim.splitMin || p.activeSends.Load() != 0 || r.rg.timed {
+	least := pe.lim.splitMin
+	if j.stream {
+		least = pe.lim.splitStream
+	}
+	if least <= 0 || rest < least || p.activeSends.Load() != 0 || r.rg.timed {
 		return false // (a read that pml_ob1_rget_adaptive times is the receiver's alone)
 	}
 	if _, ok := pe.m.(btl.Writer); !ok {

@@ -497,3 +497,77 @@ func TestStream(t *testing.T) {
 		}
 	})
 }
+
+// TestStreamSplit: a read of at least pml_ob1_rget_split_stream bytes (and
+// below pml_ob1_rget_split) is shared with the sender only for a message
+// of a one-way stream (flagStream): in windows of Isends after the first
+// (every message but the first of each), not in a ping-pong. Every byte
+// arrives either way.
+func TestStreamSplit(t *testing.T) {
+	const n, window, windows = 40000, 16, 4
+	newNet := func() *fakeNet {
+		net := newFakeNet(2, 256, 1024)
+		net.rget, net.runners = true, true
+		net.tune = func(c *Config) { c.RgetLimit, c.RgetSplit, c.RgetSplitStream = 4096, 65536, 32768 }
+		return net
+	}
+	t.Run("windows", func(t *testing.T) {
+		net := newNet()
+		job(t, net, func(t *testing.T, c *Comm) {
+			var one [1]byte
+			for w := 0; w < windows; w++ {
+				if c.Rank() == 1 {
+					// Post the window's receives, then say so: the
+					// messages find them, as a split needs.
+					hs := make([]Handle, window)
+					bufs := make([][]byte, window)
+					for i := range hs {
+						bufs[i] = make([]byte, n)
+						if err := c.StartIrecv(&hs[i], bufs[i], 0, 5); err != nil {
+							t.Error(err)
+							return
+						}
+					}
+					if err := c.Send(one[:], 0, 6, false); err != nil {
+						t.Error(err)
+						return
+					}
+					for i := range hs {
+						if st, err := hs[i].Wait(nil); err != nil || st.Count != n || !bytes.Equal(bufs[i], pattern(n, w*window+i)) {
+							t.Errorf("window %d message %d: status %+v err %v, or wrong bytes", w, i, st, err)
+						}
+					}
+					continue
+				}
+				if _, err := c.Recv(one[:], 1, 6); err != nil {
+					t.Error(err)
+					return
+				}
+				hs := make([]Handle, window)
+				for i := range hs {
+					if err := c.StartIsend(&hs[i], pattern(n, w*window+i), 1, 5, false); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+				for i := range hs {
+					if _, err := hs[i].Wait(nil); err != nil {
+						t.Errorf("window %d send %d: %v", w, i, err)
+					}
+				}
+			}
+		})
+		// The first window is no stream (none before it), and the first
+		// send of each later one starts its stream unflagged.
+		if w, most := net.writes.Load(), int64((windows-1)*(window-1)); w == 0 || w > most {
+			t.Errorf("%d split writes; want 1..%d", w, most)
+		}
+	})
+	t.Run("ping-pong", func(t *testing.T) {
+		net := newNet()
+		pingPong(t, net, n, 20)
+		if w, r := net.writes.Load(), net.reads.Load(); w != 0 || r == 0 {
+			t.Errorf("%d split writes and %d reads; want none and some", w, r)
+		}
+	})
+}

@@ -24,7 +24,7 @@ func (c *Comm) startSend(r *Request, buf []byte, dest, tag int, sync bool, plan 
 	if sync {
 		h.flags |= flagSync
 	}
-	if plan.proto == protoRget && pe.lim.splitMin > 0 && len(buf) >= pe.lim.splitMin && len(p.wait.runners) > 0 { // splitMin is 0 when yielding
+	if plan.proto == protoRget && pe.lim.splitMin > 0 && (len(buf) >= pe.lim.splitMin || plan.stream && len(buf) >= pe.lim.splitStream) && len(p.wait.runners) > 0 { // splitMin is 0 when yielding
 		// Polling from here on (a receiver may split the read): a
 		// blocking Send's wait follows, an Isend says it has returned
 		// (StartIsend), and the receiver may look before either.
@@ -37,6 +37,9 @@ func (c *Comm) startSend(r *Request, buf []byte, dest, tag int, sync bool, plan 
 		if plan.proto == protoRget || plan.offer {
 			h.flags |= flagRget
 			h.addr = uint64(uintptr(unsafe.Pointer(unsafe.SliceData(buf))))
+		}
+		if plan.stream {
+			h.flags |= flagStream
 		}
 	}
 	p.mu.Lock()
