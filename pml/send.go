@@ -188,8 +188,10 @@ func (p *PML) onFin(src int, data []byte) {
 }
 
 // streamingTo notes a send on c to world rank dest (pe) of a size in the
-// stream band (limits.streamable) and reports whether it is part of a
-// one-way stream, whose rendezvous carries the whole payload (planSend):
+// stream band (limits.streamable), or in the band whose read is split only
+// in a stream (limits.splitsInStream), and reports whether it is part of
+// a one-way stream, whose rendezvous carries the whole payload (planSend),
+// or, larger, is flagged so that its read may be split (flagStream):
 // it continues a stream (the previous such send to pe came with no
 // progress event since: no message delivered, no send completed by an
 // answer, as in a window of Isends) that is one-way: as it began, no
