@@ -120,7 +120,8 @@ type peer struct {
 	// its fields written with relaxed stores by any sending goroutine (a
 	// heuristic: races only shift a decision). streamEv is 1 + the
 	// progress events (waitState.events) at the last send of more than
-	// lim.eager and at most lim.stream bytes (0: none yet); streamSent
+	// lim.eager and at most lim.stream bytes, or in the band whose read
+	// is split only in a stream (lim.splitsInStream) (0: none yet); streamSent
 	// counts the sends of the current stream; streamBack is how many
 	// messages from the peer the engine had released when it began;
 	// oneWay says whether the current stream is one-way (no receive

@@ -160,6 +160,11 @@ type boxOut struct {
 // receiver is waiting for, not in a burst, where the stack copy costs
 // more than it saves (osu bw 1-4 B -8%).
 func (b *boxOut) put(tag btl.Tag, seq uint32, hdr, payload []byte, join bool) bool {
+	if len(hdr) == 16 && len(payload) <= memcpy.TinyMax {
+		// The PML's MATCH header and a few bytes (a send that did not
+		// come through TrySend): as TrySend's, from registers.
+		return b.putMatch(tag, seq, btl.Header16Of(hdr), payload)
+	}
 	n := len(hdr) + len(payload)
 	rec := boxRecordSize(n)
 	off := b.w & (b.size - 1)
@@ -172,12 +177,7 @@ func (b *boxOut) put(tag btl.Tag, seq uint32, hdr, payload []byte, join bool) bo
 	// The record's bytes are addressed from the ring's base: off+rec <=
 	// size (reserve), so without bounds checks.
 	d := unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(b.ring)), off+boxHdrSize)), n)
-	if len(hdr) == 16 && len(payload) <= 16 && !join {
-		// The PML's MATCH header and a few bytes: a few word stores, no
-		// call (two memmove calls and their spills were a third of put).
-		*(*[16]byte)(unsafe.Pointer(&d[0])) = [16]byte(hdr)
-		memcpy.Tiny(d[16:], payload)
-	} else if join {
+	if join {
 		putJoined(d, hdr, payload)
 	} else {
 		// memcpy.Copy: from 1 KiB, stores that do not first read each of
