@@ -30,8 +30,9 @@ type Comm struct {
 	ctx  uint32
 	rank int // this process's rank in the group
 	grp  *group
-	// sendSeq: next sequence number per destination world rank.
-	sendSeq []atomic.Uint32
+	// sendSeq: next sequence number per destination world rank, taken
+	// under that peer's send lock (peer.sendMu; nextSeq, eagerNow).
+	sendSeq []uint32
 	// sendSlabs: per destination world rank, the slab the Handles of
 	// NewIsend's eager sends come from (sendHandle).
 	sendSlabs []sendSlabSlot
@@ -60,9 +61,9 @@ func newGroup(worldRanks []int, worldSize int) *group {
 }
 
 func (p *PML) newComm(ctx uint32, g *group, rank int) *Comm {
-	c := &Comm{p: p, ctx: ctx, grp: g, rank: rank, sendSeq: make([]atomic.Uint32, p.cfg.Size),
+	c := &Comm{p: p, ctx: ctx, grp: g, rank: rank, sendSeq: make([]uint32, p.cfg.Size),
 		sendSlabs: make([]sendSlabSlot, p.cfg.Size)}
-	c.coll = &Comm{p: p, ctx: ctx | collBit, grp: g, rank: rank, sendSeq: make([]atomic.Uint32, p.cfg.Size), parent: c}
+	c.coll = &Comm{p: p, ctx: ctx | collBit, grp: g, rank: rank, sendSeq: make([]uint32, p.cfg.Size), parent: c}
 	return c
 }
 
@@ -195,21 +196,27 @@ func (c *Comm) CheckRecv(src, tag int) error  { return c.checkRecv(src, tag) }
 // which the caller owns and must not reuse until it completes. sync makes
 // it a synchronous send (Ssend).
 func (c *Comm) Isend(r *Request, buf []byte, dest, tag int, sync bool) error {
-	plan, err := c.planSend(buf, dest, tag)
+	plan, err := c.planSend(buf, dest, tag, sync)
 	if err != nil {
 		return err
 	}
 	dest = c.WorldRank(dest)
 	if plan.proto == protoEager && !sync {
-		return c.isendEager(r, buf, dest, tag, c.sendSeq[dest].Add(1)-1)
+		pe := &c.p.peers[dest]
+		if seq, sent, ok := c.eagerNow(pe, dest, tag, buf); ok {
+			return c.isendEager(r, buf, dest, tag, seq, sent)
+		}
+		plan = planSend(len(buf), pe.lim, false, false) // out of credit
 	}
 	return c.startSend(r, buf, dest, tag, sync, plan)
 }
 
 // planSend checks a send's arguments and decides its protocol with
 // planSend's rule, taking the eager credit the plan needs: every send,
-// blocking or not, eager or not, is decided here.
-func (c *Comm) planSend(buf []byte, dest, tag int) (sendPlan, error) {
+// blocking or not, eager or not, is decided here. An eager send that is
+// not synchronous is planned eager with its credit not yet taken: eagerNow
+// takes it, under the lock it numbers and sends the message in.
+func (c *Comm) planSend(buf []byte, dest, tag int, sync bool) (sendPlan, error) {
 	if err := c.checkSend(dest, tag); err != nil {
 		return sendPlan{}, err
 	}
@@ -221,9 +228,8 @@ func (c *Comm) planSend(buf []byte, dest, tag int) (sendPlan, error) {
 	}
 	n := len(buf)
 	if n <= pe.lim.eager {
-		// planSend's first case, without copying the limits: an eager
-		// message with its credit taken, or none needed.
-		if p.takeCredit(pe, n) {
+		// planSend's first case, without copying the limits.
+		if !sync || p.takeCredit(pe, n) {
 			return sendPlan{proto: protoEager, chunk: n, credit: n}, nil
 		}
 		return planSend(n, pe.lim, false, false), nil
@@ -236,23 +242,26 @@ func (c *Comm) planSend(buf []byte, dest, tag int) (sendPlan, error) {
 	return plan, nil
 }
 
-// isendEager is Isend for a message planned eager (not synchronous): when
-// the BTL copies it at once the request is complete before anyone else can
-// see it, so it needs no tokens, no table and no counters (4 atomic
-// operations in all: credit, sequence number, FIFO claim, completion).
-func (c *Comm) isendEager(r *Request, buf []byte, dest, tag int, seq uint32) error {
+// isendEager is Isend for a message planned eager (not synchronous),
+// numbered seq by eagerNow, and already sent by it when sent: when the BTL
+// copies it at once the request is complete before anyone else can see
+// it, so it needs no tokens, no table and no counters.
+func (c *Comm) isendEager(r *Request, buf []byte, dest, tag int, seq uint32, sent bool) error {
 	p := c.p
 	pe := &p.peers[dest]
 	r.p, r.kind, r.buf, r.peer, r.fast = p, kindSend, buf, dest, true
-	h := matchHdr{ctx: c.ctx, tag: int32(tag), seq: seq}
-	copied, err := pe.m.Send(dest, btl.TagPMLMatch, h.encodeMatch(r.hdr[:]), buf, r)
-	switch {
-	case err != nil:
-		return err
-	case copied:
+	copied := sent
+	if !sent {
+		h := matchHdr{ctx: c.ctx, tag: int32(tag), seq: seq}
+		var err error
+		if copied, err = pe.m.Send(dest, btl.TagPMLMatch, h.encodeMatch(r.hdr[:]), buf, r); err != nil {
+			return err
+		}
+	}
+	if copied {
 		// Nobody else holds r: complete it without finish's bookkeeping.
 		r.doneUnshared()
-	default:
+	} else {
 		// The BTL holds buf; its SendDone finishes r, and finish counts
 		// the send out of activeSends (a transient -1 is harmless: only
 		// Finalize, which cannot overlap this call, looks for 0).
@@ -338,13 +347,22 @@ func (c *Comm) startRecvH(r *Request, buf []byte, src, tag int, h *Handle, fresh
 
 // Send is a blocking send.
 func (c *Comm) Send(buf []byte, dest, tag int, sync bool) error {
-	plan, err := c.planSend(buf, dest, tag)
+	plan, err := c.planSend(buf, dest, tag, sync)
 	if err != nil {
 		return err
 	}
 	dest = c.WorldRank(dest)
 	if plan.proto == protoEager && !sync {
-		return c.sendEager(buf, dest, tag)
+		pe := &c.p.peers[dest]
+		seq, sent, ok := c.eagerNow(pe, dest, tag, buf)
+		if sent {
+			c.p.sentTo(dest)
+			return nil
+		}
+		if ok {
+			return c.sendEager(buf, dest, tag, seq)
+		}
+		plan = planSend(len(buf), pe.lim, false, false) // out of credit
 	}
 	r := c.p.getReq()
 	if err = c.startSend(r, buf, dest, tag, sync, plan); err == nil {
@@ -372,12 +390,13 @@ func (w *eagerWait) SendDone(err error) {
 
 var eagerWaitPool = sync.Pool{New: func() any { return new(eagerWait) }}
 
-// sendEager is Send for a message planned eager (not synchronous): it
-// needs no Request, no request table and no counters.
-func (c *Comm) sendEager(buf []byte, dest, tag int) error {
+// sendEager is Send for a message planned eager (not synchronous),
+// numbered seq by eagerNow but not sent by it: it needs no Request, no
+// request table and no counters.
+func (c *Comm) sendEager(buf []byte, dest, tag int, seq uint32) error {
 	p := c.p
 	pe := &p.peers[dest]
-	h := matchHdr{ctx: c.ctx, tag: int32(tag), seq: c.sendSeq[dest].Add(1) - 1}
+	h := matchHdr{ctx: c.ctx, tag: int32(tag), seq: seq}
 	if ts := pe.try; ts != nil {
 		// The common case: the BTL copies the message at once, and the
 		// header goes by value (no scratch, no completion).

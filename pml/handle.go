@@ -143,40 +143,46 @@ func (c *Comm) NewIsend(buf []byte, dest, tag int, sync bool) (*Handle, error) {
 // startIsend is StartIsend; with h nil it takes a Handle as NewIsend says
 // and returns it.
 func (c *Comm) startIsend(h *Handle, buf []byte, dest, tag int, sync bool) (*Handle, error) {
-	plan, err := c.planSend(buf, dest, tag)
+	plan, err := c.planSend(buf, dest, tag, sync)
 	if err != nil {
 		return nil, err
 	}
 	dest = c.WorldRank(dest)
 	var r *Request
 	if plan.proto == protoEager && !sync {
-		seq := c.sendSeq[dest].Add(1) - 1
-		if h == nil {
-			h = c.sendHandle(dest, seq)
-		}
-		if ts := c.p.peers[dest].try; ts != nil {
-			mh := matchHdr{ctx: c.ctx, tag: int32(tag), seq: seq}
-			sent, err := ts.TrySend(dest, btl.TagPMLMatch, mh.matchWords(), buf)
-			if err != nil {
-				return nil, err
+		pe := &c.p.peers[dest]
+		seq, sent, ok := c.eagerNow(pe, dest, tag, buf)
+		if ok {
+			if h == nil {
+				h = c.sendHandle(dest, seq)
+			}
+			h.send = true
+			if !sent && pe.try != nil {
+				mh := matchHdr{ctx: c.ctx, tag: int32(tag), seq: seq}
+				if sent, err = pe.try.TrySend(dest, btl.TagPMLMatch, mh.matchWords(), buf); err != nil {
+					return nil, err
+				}
 			}
 			if sent {
-				h.send = true
 				c.p.sentTo(dest)
 				return h, nil
 			}
+			r = reqPool.Get().(*Request)
+			if err = c.isendEager(r, buf, dest, tag, seq, false); err != nil {
+				return nil, err // r may still be known to the PML: the GC takes it
+			}
+			h.adopt(r)
+			return h, nil
 		}
-		r = reqPool.Get().(*Request)
-		err = c.isendEager(r, buf, dest, tag, seq)
-	} else {
-		if h == nil {
-			h = new(Handle)
-		}
-		r = reqPool.Get().(*Request)
-		err = c.startSend(r, buf, dest, tag, sync, plan)
-		if r.big {
-			c.p.setRunning(false) // back to the caller (see startSend)
-		}
+		plan = planSend(len(buf), pe.lim, false, false) // out of credit
+	}
+	if h == nil {
+		h = new(Handle)
+	}
+	r = reqPool.Get().(*Request)
+	err = c.startSend(r, buf, dest, tag, sync, plan)
+	if r.big {
+		c.p.setRunning(false) // back to the caller (see startSend)
 	}
 	if err != nil {
 		return nil, err // r may still be known to the PML: the GC takes it

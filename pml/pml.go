@@ -98,10 +98,20 @@ type peer struct {
 	// copying while the ACK travels.
 	lim  limits
 	lost atomic.Bool
-	// credit: payload bytes we may still send eagerly to this peer before
-	// it has matched them (flow control; see creditLimit). Unused when
-	// creditLimit is 0.
-	credit atomic.Int64
+	// sendMu orders our sends to this peer: every message's sequence
+	// number (Comm.sendSeq) and eager credit are taken under it. It is the
+	// BTL's own lock for the peer when the BTL is a btl.LockedSender
+	// (locked), so that an eager message is numbered, credited and sent
+	// in one locked section (Comm.eagerNow); else ownSendMu.
+	sendMu    *spinlock.Mutex
+	ownSendMu spinlock.Mutex
+	locked    btl.LockedSender
+	// Eager flow control (see creditLimit; unused when it is 0): the
+	// credit left is creditLimit + creditBack - creditTaken. creditTaken
+	// counts the eager payload bytes we sent the peer (under sendMu),
+	// creditBack those it gave back (CTL credit messages, any goroutine).
+	creditTaken int64
+	creditBack  atomic.Int64
 	// owed: eager payload bytes from this peer we have delivered but not
 	// yet returned as credit (under PML.mu). With flow control off it
 	// only grows, and nothing reads it (creditQuarter is the largest
@@ -153,7 +163,10 @@ type peer struct {
 // never calls Progress, Sleep or a wait, nor copies a rendezvous payload:
 // its copies and single-copy reads run with mu released (recv.go). Request
 // completion (finish) runs with or without mu. A Handle takes no lock (its
-// word is an atomic; see handle.go).
+// word is an atomic; see handle.go). A peer's sendMu (sm's peer.mu, or
+// the PML's own) is a leaf to the PML: under it a send takes its credit
+// and number and, through btl.LockedSender, puts an eager message in the
+// peer's box, and nothing else; it is never taken under mu.
 //
 // A Progress pass holds mu across a BTL's poll once it has delivered an
 // eager message (batch delivery, recv.go): the BTL's own locks taken in
@@ -275,6 +288,10 @@ func New(cfg Config) (*PML, error) {
 			rget: a.SingleCopy, rgetMin: cfg.RgetLimit, rgetMax: cfg.RgetMax, adaptive: cfg.RgetAdaptive,
 			splitMin: splitMin(cfg), splitStream: splitStreamMin(cfg), stream: min(cfg.StreamLimit, a.MaxSendSize)}}
 		p.peers[i].try, _ = best.(btl.TrySender)
+		p.peers[i].sendMu = &p.peers[i].ownSendMu
+		if ls, ok := best.(btl.LockedSender); ok {
+			p.peers[i].locked, p.peers[i].sendMu = ls, ls.SendLock(i)
+		}
 		if a.MaxSendSize <= 0 || a.EagerLimit < 0 || a.EagerLimit > a.MaxSendSize {
 			return nil, fmt.Errorf("pml: BTL %s has eager limit %d and max send size %d; want 0 ≤ eager ≤ max send > 0", best.Name(), a.EagerLimit, a.MaxSendSize)
 		}
@@ -284,9 +301,6 @@ func New(cfg Config) (*PML, error) {
 		p.creditLimit = cfg.UnexpectedLimit / int64(max(1, cfg.Size-1))
 		for i := range p.peers {
 			p.creditLimit = max(p.creditLimit, 4*int64(p.peers[i].lim.eager))
-		}
-		for i := range p.peers {
-			p.peers[i].credit.Store(p.creditLimit)
 		}
 		p.creditQuarter = p.creditLimit / 4
 	}

@@ -17,7 +17,7 @@ func (c *Comm) startSend(r *Request, buf []byte, dest, tag int, sync bool, plan 
 	pe := &p.peers[dest]
 	r.p, r.kind, r.buf, r.peer, r.sync = p, kindSend, buf, dest, sync
 	p.activeSends.Add(1)
-	h := matchHdr{ctx: c.ctx, tag: int32(tag), seq: c.sendSeq[dest].Add(1) - 1}
+	h := matchHdr{ctx: c.ctx, tag: int32(tag), seq: c.nextSeq(pe, dest)}
 	hb := &r.hdr
 	r.pending.Store(3) // this call + the first copy + the answer
 	r.chunk = plan.chunk
@@ -241,22 +241,36 @@ func (c *Comm) streamingTo(pe *peer, dest int) bool {
 	return false
 }
 
-// takeCredit takes n bytes of eager credit towards pe; false when there
-// is not enough (then nothing is taken).
+// takeCreditLocked takes n bytes of eager credit towards pe, with
+// pe.sendMu held; false when there is not enough (then nothing is taken,
+// and the caller warns with creditShort once it has released sendMu).
+func (p *PML) takeCreditLocked(pe *peer, n int) bool {
+	if p.creditLimit == 0 || n == 0 {
+		return true
+	}
+	if pe.creditTaken+int64(n)-pe.creditBack.Load() > p.creditLimit {
+		return false
+	}
+	pe.creditTaken += int64(n)
+	return true
+}
+
+// takeCredit is takeCreditLocked for a caller without pe.sendMu.
 func (p *PML) takeCredit(pe *peer, n int) bool {
 	if p.creditLimit == 0 || n == 0 {
 		return true
 	}
-	if pe.credit.Add(-int64(n)) >= 0 {
-		return true
+	pe.sendMu.Lock()
+	ok := p.takeCreditLocked(pe, n)
+	pe.sendMu.Unlock()
+	if !ok {
+		p.creditShort(pe)
 	}
-	return p.creditShort(pe, n)
+	return ok
 }
 
-// creditShort is takeCredit's rare part: it gives back the n bytes it
-// took beyond the credit, warns once, and reports false.
-func (p *PML) creditShort(pe *peer, n int) bool {
-	pe.credit.Add(int64(n))
+// creditShort warns, once, that the credit towards pe ran out.
+func (p *PML) creditShort(pe *peer) {
 	if p.creditWarned.CompareAndSwap(false, true) {
 		dst := -1
 		for i := range p.peers {
@@ -270,7 +284,42 @@ func (p *PML) creditShort(pe *peer, n int) bool {
 			"raise pml_ob1_unexpected_limit (0: no limit) if it must (warned once)",
 			p.cfg.Rank, dst, p.creditLimit, p.cfg.UnexpectedLimit))
 	}
-	return false
+}
+
+// nextSeq numbers a message to world rank dest, whose peer is pe.
+func (c *Comm) nextSeq(pe *peer, dest int) uint32 {
+	pe.sendMu.Lock()
+	s := c.sendSeq[dest]
+	c.sendSeq[dest] = s + 1
+	pe.sendMu.Unlock()
+	return s
+}
+
+// eagerNow starts an eager send (not synchronous) of buf to world rank
+// dest, whose peer is pe: under the peer's send lock it takes the credit
+// and the next sequence number and, with a btl.LockedSender, sends the
+// message when the BTL can take it at once (sent): one locked
+// instruction, the lock's, where the credit, the number and the BTL's
+// lock were three. ok is false when the credit is short: then nothing is
+// numbered or sent, and the caller plans the send again without credit.
+// Not sent (ok), the message is numbered and credited: the caller sends
+// it another way (TrySend, Send).
+func (c *Comm) eagerNow(pe *peer, dest, tag int, buf []byte) (seq uint32, sent, ok bool) {
+	p := c.p
+	pe.sendMu.Lock()
+	if !p.takeCreditLocked(pe, len(buf)) {
+		pe.sendMu.Unlock()
+		p.creditShort(pe)
+		return 0, false, false
+	}
+	seq = c.sendSeq[dest]
+	c.sendSeq[dest] = seq + 1
+	if ls := pe.locked; ls != nil {
+		h := matchHdr{ctx: c.ctx, tag: int32(tag), seq: seq}
+		sent = ls.TrySendLocked(dest, btl.TagPMLMatch, h.matchWords(), buf)
+	}
+	pe.sendMu.Unlock()
+	return seq, sent, true
 }
 
 // onCtl handles flow-control messages.
@@ -282,7 +331,7 @@ func (p *PML) onCtl(src int, data []byte) {
 	}
 	switch kind {
 	case ctlCredit:
-		p.peers[src].credit.Add(int64(arg))
+		p.peers[src].creditBack.Add(int64(arg))
 	default:
 		p.log.Error("unknown CTL kind", "from", src, "kind", kind)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gorun-mpi/gorun/btl"
 	"github.com/gorun-mpi/gorun/internal/memcpy"
+	"github.com/gorun-mpi/gorun/internal/spinlock"
 )
 
 // claim reserves the next slot of p's FIFO, or reports that it is full.
@@ -152,23 +153,16 @@ func (m *Module) TrySend(dst int, tag btl.Tag, h btl.Header16, payload []byte) (
 		return false, m.badSend(dst, tag, hb[:], payload)
 	}
 	p := &m.peers[dst]
-	if n := 16 + len(payload); n <= m.boxMsgMax {
+	if 16+len(payload) <= m.boxMsgMax {
 		// The common case (a PML's eager send once the pair has a box)
 		// straight to the box, without send's and sendNow's calls and
 		// checks (about a tenth of an eager Isend's instructions).
 		p.mu.Lock()
-		if p.out != nil && p.mu.q.Len() == 0 && !m.closed.Load() && !p.lost.Load() {
-			var hdr []byte // h by putMatch's word stores
-			if len(payload) > memcpy.TinyMax {
-				hb := h.Bytes()
-				hdr = hb[:]
-			}
-			if _, sent := m.sendBox(p, tag, hdr, h, payload, n); sent {
-				p.mu.Unlock()
-				return true, nil
-			}
-		}
+		sent := m.TrySendLocked(dst, tag, h, payload)
 		p.mu.Unlock()
+		if sent {
+			return true, nil
+		}
 	} else if m.copyFirst(16, len(payload)) {
 		return false, nil // the fragment copy outside the lock is Send's
 	}
@@ -176,7 +170,28 @@ func (m *Module) TrySend(dst int, tag btl.Tag, h btl.Header16, payload []byte) (
 	return m.send(dst, tag, hb[:], payload, tryOnly{}, false) // hb stays on the stack: nothing below keeps it
 }
 
-var _ btl.TrySender = (*Module)(nil)
+// SendLock implements btl.LockedSender: the peer's mu, which every send
+// to it takes.
+func (m *Module) SendLock(dst int) *spinlock.Mutex { return &m.peers[dst].mu.Mutex }
+
+// TrySendLocked implements btl.LockedSender: TrySend's fast case, with the
+// peer's mu (SendLock) held: a message that fits the box, sent now when
+// the pair has a box with room and nothing queued before it.
+func (m *Module) TrySendLocked(dst int, tag btl.Tag, h btl.Header16, payload []byte) bool {
+	p := &m.peers[dst]
+	if n := 16 + len(payload); n > m.boxMsgMax || tag >= btl.NumTags || p.out == nil || p.mu.q.Len() != 0 || m.closed.Load() || p.lost.Load() {
+		return false
+	}
+	var hdr []byte // h by putMatch's word stores
+	if len(payload) > memcpy.TinyMax {
+		hb := h.Bytes()
+		hdr = hb[:]
+	}
+	_, sent := m.sendBox(p, tag, hdr, h, payload, 16+len(payload))
+	return sent
+}
+
+var _ btl.LockedSender = (*Module)(nil)
 
 // tryOnly is TrySend's completion: enqueueLocked refuses to keep a message
 // by reference for it, so it is never called.
