@@ -18,8 +18,10 @@
 // 32 fragments of 4 KiB+64 B and 32 of 32 KiB+64 B) a rank costs 1.16 MiB
 // (1,216,768 B): N=2 2.3 MiB, N=8 9.3 MiB, N=32 37.1 MiB, N=64 74.3 MiB
 // (pinned by TestPlanBytesPerN). btl/sm asks for min(32, N-1) fast boxes
-// of 32 KiB+128 B per rank (1.87× at N=64: 138.5 MiB), and up to 4 ranks
-// twice the max-size fragments (N=2: 4.4 MiB; its TestSegmentBytesPerN).
+// per rank, of 32 KiB+128 B from 18 ranks (1.87× at N=64: 138.5 MiB) and
+// larger below (256 KiB up to 5 ranks: its Config.BoxSize), and up to 4
+// ranks twice the max-size fragments (N=2: 4.8 MiB, N=8: 16.3 MiB; its
+// TestSegmentBytesPerN).
 //
 // Life of a segment: local rank 0 creates the file
 // <dir>/gorun-<uid>-<jobid>-<random>.seg (dir is btl_sm_backing_directory,

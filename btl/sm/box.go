@@ -452,8 +452,8 @@ func (m *Module) addBox(src int, idx uint64) {
 
 // boxAt addresses box idx of rank's region.
 func (m *Module) boxAt(rank int, idx uint64) boxRing {
-	off := m.peers[rank].region.Box + int64(idx)*m.cfg.BoxStride()
-	return newBoxRing(m.seg.At(off), m.seg.At(off+boxCtlSize), m.cfg.FboxSize)
+	off := m.peers[rank].region.Box + int64(idx)*(boxCtlSize+int64(m.boxSize))
+	return newBoxRing(m.seg.At(off), m.seg.At(off+boxCtlSize), m.boxSize)
 }
 
 // boxReady reports whether one of our boxes has a record waiting. Called

@@ -38,6 +38,7 @@ type Module struct {
 	inlineLimit int          // payloads up to this travel in consecutive FIFO slots
 	nboxes      int          // fast boxes in each rank's region
 	boxMsgMax   int          // hdr+payload up to this travel in a fast box
+	boxSize     int          // bytes of a fast box ring (Config.BoxSize)
 	boxList     []*boxIn     // our boxes in use, for Sleep: entries below nBoxIn are set
 	nBoxIn      atomic.Int32 // entries of boxList in use
 
@@ -205,7 +206,8 @@ func newModule(job Job, cfg Config, log hclog.Logger, seg *mpool.Segment, layout
 	m.inlineLimit = cfg.InlineLimit
 	m.prog.gather = make([]byte, m.inlineLimit+btl.MaxHeader)
 	m.nboxes = cfg.Boxes(job.Size)
-	m.boxMsgMax = cfg.BoxMsgMax()
+	m.boxMsgMax = cfg.BoxMsgMax(job.Size)
+	m.boxSize = cfg.BoxSize(job.Size)
 	m.boxList = make([]*boxIn, m.nboxes)
 	m.prog.boxOwner = make([]int, m.nboxes)
 	m.prog.lastChk = time.Now()

@@ -63,8 +63,11 @@ var Params = mca.Declare("btl_sm", []mca.Field[Config]{
 		"messages a rank sends to one peer before it gives the pair a fast box (a ring in the peer's region that it fills without atomics)"),
 	mca.Int("btl_sm_fbox_max", "32", 0, 1<<16, func(c *Config) *int { return &c.FboxMax },
 		"fast boxes each rank's region holds, so at most this many senders get one (the segment reserves min(this, ranks-1) per rank); 0 disables fast boxes"),
-	mca.Size("btl_sm_fbox_size", "32k", 1<<10, 128<<10, func(c *Config) *int { return &c.FboxSize },
-		"bytes of one fast box's ring, a power of two; messages up to a quarter of it (PML header included) travel in it"),
+	mca.Size("btl_sm_fbox_size", "0", 0, boxSizeLimit, func(c *Config) *int { return &c.FboxSize },
+		"bytes of one fast box's ring, a power of two of at least 1k; messages up to a quarter of it, at most 8k (PML header included), travel in it; "+
+			"0: by the ranks on the node, 256k while a rank's boxes take at most 1m in all (up to 5 ranks), halved until they do, down to 32k "+
+			"(from 18 ranks): a box that holds a whole window of messages of up to 4 KiB saves the sends that overflow it to the FIFO "+
+			"(osu bw 512 B-4 KiB +15 to +45% against 32k)"),
 },
 	mca.Rule[Config]{Names: []string{"btl_sm_eager_limit", "btl_sm_max_send_size"}, Check: func(c *Config) string {
 		if c.EagerLimit > c.MaxSendSize {
@@ -91,8 +94,8 @@ var Params = mca.Declare("btl_sm", []mca.Field[Config]{
 		return ""
 	}},
 	mca.Rule[Config]{Names: []string{"btl_sm_fbox_size"}, Check: func(c *Config) string {
-		if c.FboxSize&(c.FboxSize-1) != 0 {
-			return "the fast box size must be a power of two"
+		if c.FboxSize != 0 && (c.FboxSize < 1<<10 || c.FboxSize&(c.FboxSize-1) != 0) {
+			return "the fast box size must be 0 (by the ranks on the node) or a power of two of at least 1k"
 		}
 		return ""
 	}},
@@ -142,11 +145,46 @@ func (c *Config) MaxFragSize() int64   { return roundUp(int64(c.MaxSendSize) + b
 // ranks: btl_sm_fbox_max, but no more than there are other ranks.
 func (c *Config) Boxes(n int) int { return max(0, min(c.FboxMax, n-1)) }
 
-// BoxMsgMax is the largest message (hdr+payload) that travels in a fast box.
-func (c *Config) BoxMsgMax() int { return c.FboxSize / 4 }
+// Fast box sizes (BoxSize): the default spreads boxBudget bytes of ring
+// over a rank's boxes, each between boxSizeMin and boxSizeMax bytes.
+// boxSizeLimit bounds btl_sm_fbox_size; boxMsgCap bounds the messages a
+// box takes whatever its size.
+const (
+	boxBudget    = 1 << 20
+	boxSizeMin   = 32 << 10
+	boxSizeMax   = 256 << 10
+	boxSizeLimit = 1 << 20
+	// boxMsgCap: larger messages (rendezvous first fragments) went
+	// faster in fragments than in a box that took them (osu bw 8-32 KiB
+	// -7 to -22% with a 128 KiB box taking up to 32 KiB).
+	boxMsgCap = 8 << 10
+)
 
-// BoxStride is the bytes one fast box takes in the segment.
-func (c *Config) BoxStride() int64 { return boxCtlSize + int64(c.FboxSize) }
+// BoxSize is the ring size of a fast box in a job of n ranks on the node:
+// btl_sm_fbox_size, or by default boxSizeMax halved while the rank's boxes
+// (Boxes) would take more than boxBudget, down to boxSizeMin. osu's window
+// of 64 messages fits a 256 KiB box up to 4 KiB each, where a 32 KiB one
+// overflowed into the FIFO from 512 B (osu bw 512 B-4 KiB +15 to +45%,
+// bibw +15 to +54%); at 64 ranks (32 boxes) it is 32 KiB, as before.
+func (c *Config) BoxSize(n int) int {
+	if c.FboxSize > 0 {
+		return c.FboxSize
+	}
+	s, b := boxSizeMax, c.Boxes(n)
+	for s > boxSizeMin && s*b > boxBudget {
+		s /= 2
+	}
+	return s
+}
+
+// BoxMsgMax is the largest message (hdr+payload) that travels in a fast
+// box in a job of n ranks on the node: a quarter of the box, at most
+// boxMsgCap.
+func (c *Config) BoxMsgMax(n int) int { return min(c.BoxSize(n)/4, boxMsgCap) }
+
+// BoxStride is the bytes one fast box takes in the segment in a job of n
+// ranks on the node.
+func (c *Config) BoxStride(n int) int64 { return boxCtlSize + int64(c.BoxSize(n)) }
 
 // smallJobRanks is the most ranks on a node for which MaxFragCount's
 // default doubles btl_sm_free_list_max.
@@ -175,7 +213,7 @@ func (c *Config) MaxFragCount(n int) int {
 func (c *Config) LayoutParams(n int) mpool.Params {
 	return mpool.Params{
 		CtlSize: ctlSize, Slots: int64(c.FIFOSize), SlotSize: elemSize,
-		Boxes: int64(c.Boxes(n)), BoxSize: c.BoxStride(),
+		Boxes: int64(c.Boxes(n)), BoxSize: c.BoxStride(n),
 		EagerFrags: int64(c.FreeListMax), EagerFragSize: c.EagerFragSize(),
 		MaxFrags: int64(c.MaxFragCount(n)), MaxFragSize: c.MaxFragSize(),
 		MinSize: c.SegmentMinSize,

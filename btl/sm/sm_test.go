@@ -65,6 +65,8 @@ func TestSharedOffsets(t *testing.T) {
 // per rank, at most twice the segment without them (issue 14), at 64 ranks
 // 1.87× (2,269,568 against 1,216,896 bytes). Up to smallJobRanks ranks a
 // rank has twice the max-size fragments (MaxFragCount): 1.1 MiB more each.
+// Below 18 ranks the boxes are larger (BoxSize: 256 KiB up to 5 ranks, at
+// 8 ranks 128 KiB, 1.75× the segment without boxes).
 func TestSegmentBytesPerN(t *testing.T) {
 	cfg := DefaultConfig()
 	noBox := cfg
@@ -72,7 +74,7 @@ func TestSegmentBytesPerN(t *testing.T) {
 	for _, tt := range []struct {
 		n           int
 		size, noBox int64
-	}{{2, 4603904, 4538368}, {4, 9465856, 9072640}, {8, 11579392, 9736192}, {32, 71577600, 38944768}, {64, 145256448, 77885440}} {
+	}{{2, 5062656, 4538368}, {4, 12218368, 9072640}, {8, 17084416, 9736192}, {32, 71577600, 38944768}, {64, 145256448, 77885440}} {
 		l, err := mpool.Plan(tt.n, cfg.LayoutParams(tt.n))
 		if err != nil || l.Size != tt.size {
 			t.Errorf("N=%d: %d bytes, %v; want %d", tt.n, l.Size, err, tt.size)
@@ -86,6 +88,39 @@ func TestSegmentBytesPerN(t *testing.T) {
 		}
 		t.Logf("N=%d: %s, %d bytes per rank (%d without fast boxes, ×%.2f)", tt.n, mpool.FormatBytes(l.Size),
 			l.Stride, l0.Stride, float64(l.Stride)/float64(l0.Stride))
+	}
+}
+
+// TestBoxSize: btl_sm_fbox_size when set; by default the largest of 256,
+// 128, 64 and 32 KiB whose boxes (one per other rank, at most
+// btl_sm_fbox_max) take at most 1 MiB, 32 KiB when even those take more.
+// A box takes messages of up to a quarter of it, at most 8 KiB.
+func TestBoxSize(t *testing.T) {
+	for _, tt := range []struct{ set, max, n, want, msg int }{
+		{0, 32, 2, 256 << 10, 8 << 10},
+		{0, 32, 5, 256 << 10, 8 << 10},
+		{0, 32, 6, 128 << 10, 8 << 10},
+		{0, 32, 9, 128 << 10, 8 << 10},
+		{0, 32, 10, 64 << 10, 8 << 10},
+		{0, 32, 17, 64 << 10, 8 << 10},
+		{0, 32, 18, 32 << 10, 8 << 10},
+		{0, 32, 64, 32 << 10, 8 << 10},
+		{0, 32, 1024, 32 << 10, 8 << 10},
+		{0, 4, 1024, 256 << 10, 8 << 10}, // btl_sm_fbox_max 4: four boxes
+		{0, 0, 8, 256 << 10, 8 << 10},    // no boxes: nothing to size
+		{0, 32, 1, 256 << 10, 8 << 10},
+		{16 << 10, 32, 2, 16 << 10, 4 << 10},
+		{1 << 20, 32, 64, 1 << 20, 8 << 10},
+		{1 << 10, 32, 64, 1 << 10, 256},
+	} {
+		c := DefaultConfig()
+		c.FboxSize, c.FboxMax = tt.set, tt.max
+		if got, msg := c.BoxSize(tt.n), c.BoxMsgMax(tt.n); got != tt.want || msg != tt.msg {
+			t.Errorf("fbox_size %d, fbox_max %d, %d ranks: box %d, messages up to %d; want %d, %d", tt.set, tt.max, tt.n, got, msg, tt.want, tt.msg)
+		}
+		if st := c.BoxStride(tt.n); st != boxCtlSize+int64(tt.want) {
+			t.Errorf("fbox_size %d, %d ranks: stride %d, want %d", tt.set, tt.n, st, boxCtlSize+int64(tt.want))
+		}
 	}
 }
 
@@ -122,8 +157,10 @@ func TestConfigValidate(t *testing.T) {
 		{"zero inc", mod(func(c *Config) { c.FreeListInc = 0 }), `btl_sm_free_list_inc="0": out of range`},
 		{"bad single copy", mod(func(c *Config) { c.SingleCopy = "always" }), `btl_sm_single_copy="always"`},
 		{"eager 0 is fine", mod(func(c *Config) { c.EagerLimit = 0 }), ""},
-		{"fbox size not a power of two", mod(func(c *Config) { c.FboxSize = 3000 }), `btl_sm_fbox_size="3000" cannot work: the fast box size must be a power of two`},
-		{"fbox size too small", mod(func(c *Config) { c.FboxSize = 512 }), `btl_sm_fbox_size="512": out of range`},
+		{"fbox size not a power of two", mod(func(c *Config) { c.FboxSize = 3000 }), `btl_sm_fbox_size="3000" cannot work: the fast box size must be 0 (by the ranks on the node) or a power of two of at least 1k`},
+		{"fbox size too small", mod(func(c *Config) { c.FboxSize = 512 }), `btl_sm_fbox_size="512" cannot work`},
+		{"fbox size too large", mod(func(c *Config) { c.FboxSize = 2 << 20 }), `btl_sm_fbox_size="2m": out of range`},
+		{"fbox size by the ranks is fine", mod(func(c *Config) { c.FboxSize = 0 }), ""},
 		{"no fast boxes is fine", mod(func(c *Config) { c.FboxMax = 0 }), ""},
 		{"num above max frags", mod(func(c *Config) { c.MaxFrags = 4 }), `btl_sm_free_list_num="8" and btl_sm_max_frags="4"`},
 		{"max frags at num is fine", mod(func(c *Config) { c.MaxFrags = 8 }), ""},
@@ -404,7 +441,7 @@ func TestConfigFrom(t *testing.T) {
 	}
 	want := Config{EagerLimit: 4 << 10, MaxSendSize: 32 << 10, InlineLimit: 512, FIFOSize: 64,
 		FreeListNum: 8, FreeListMax: 32, FreeListInc: 8, LazyFree: 32, BackingDir: "/dev/shm", SingleCopy: "auto",
-		FboxThreshold: 16, FboxMax: 32, FboxSize: 32 << 10}
+		FboxThreshold: 16, FboxMax: 32, FboxSize: 0}
 	if got != want {
 		t.Fatalf("ConfigFrom = %+v\nwant %+v", got, want)
 	}
