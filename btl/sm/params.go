@@ -67,7 +67,7 @@ var Params = mca.Declare("btl_sm", []mca.Field[Config]{
 		"bytes of one fast box's ring, a power of two of at least 1k; messages up to a quarter of it, at most 8k (PML header included), travel in it; "+
 			"0: by the ranks on the node, 256k while a rank's boxes take at most 1m in all (up to 5 ranks), halved until they do, down to 32k "+
 			"(from 18 ranks): a box that holds a whole window of messages of up to 4 KiB saves the sends that overflow it to the FIFO "+
-			"(osu bw 512 B-4 KiB +15 to +45% against 32k)"),
+			"(osu bw 512 B-4 KiB +28 to +91% against 32k)"),
 },
 	mca.Rule[Config]{Names: []string{"btl_sm_eager_limit", "btl_sm_max_send_size"}, Check: func(c *Config) string {
 		if c.EagerLimit > c.MaxSendSize {
@@ -164,8 +164,9 @@ const (
 // btl_sm_fbox_size, or by default boxSizeMax halved while the rank's boxes
 // (Boxes) would take more than boxBudget, down to boxSizeMin. osu's window
 // of 64 messages fits a 256 KiB box up to 4 KiB each, where a 32 KiB one
-// overflowed into the FIFO from 512 B (osu bw 512 B-4 KiB +15 to +45%,
-// bibw +15 to +54%); at 64 ranks (32 boxes) it is 32 KiB, as before.
+// overflowed into the FIFO from 512 B (osu bw 512 B-4 KiB +28 to +91%,
+// bibw 256 B-8 KiB +18 to +81%, mr +15 to +59%; 1-64 B and latency
+// unchanged); at 64 ranks (32 boxes) it is 32 KiB, as before.
 func (c *Config) BoxSize(n int) int {
 	if c.FboxSize > 0 {
 		return c.FboxSize
