@@ -14,7 +14,11 @@ func smComms(t testing.TB) [2]*Comm { return smCommsSpin(t, 1<<30) }
 
 // smCommsSpin is smComms with a SpinCount of spin (1: a wait blocks after
 // its first idle poll).
-func smCommsSpin(t testing.TB, spin int) [2]*Comm {
+func smCommsSpin(t testing.TB, spin int) [2]*Comm { return smCommsWith(t, spin, 64<<20) }
+
+// smCommsWith is smComms with a SpinCount of spin and an unexpected limit
+// of limit bytes.
+func smCommsWith(t testing.TB, spin int, limit int64) [2]*Comm {
 	hangGuard(t, hangDeadline)
 	mods := smPair(t)
 	var comms [2]*Comm
@@ -23,7 +27,7 @@ func smCommsSpin(t testing.TB, spin int) [2]*Comm {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := New(Config{Rank: r, Size: 2, Modules: []btl.Module{loop, mods[r]}, SpinCount: spin, UnexpectedLimit: 64 << 20})
+		p, err := New(Config{Rank: r, Size: 2, Modules: []btl.Module{loop, mods[r]}, SpinCount: spin, UnexpectedLimit: limit})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,29 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
-
-	"github.com/gorun-mpi/gorun/btl"
-	"github.com/gorun-mpi/gorun/btl/self"
 )
-
-// smCommsLimit is smComms with an unexpected limit of limit bytes.
-func smCommsLimit(t *testing.T, limit int64) [2]*Comm {
-	hangGuard(t, hangDeadline)
-	mods := smPair(t)
-	var comms [2]*Comm
-	for r := range 2 {
-		loop, err := self.NewWithConfig(r, self.DefaultConfig())
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := New(Config{Rank: r, Size: 2, Modules: []btl.Module{loop, mods[r]}, SpinCount: 1 << 30, UnexpectedLimit: limit})
-		if err != nil {
-			t.Fatal(err)
-		}
-		comms[r] = p.World()
-	}
-	return comms
-}
 
 // Goroutines sharing a Comm over sm, where eager sends are numbered,
 // credited and sent under the BTL's own lock (eagerNow with a
@@ -39,7 +17,7 @@ func TestLockedSendsConcurrent(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a segment")
 	}
-	comms := smCommsLimit(t, 64<<20)
+	comms := smComms(t)
 	pe := &comms[0].p.peers[1]
 	if pe.locked == nil || pe.sendMu != pe.locked.SendLock(1) {
 		t.Fatalf("rank 0's peer 1 (sm) sends under its own lock: locked %v, sendMu %p", pe.locked, pe.sendMu)
@@ -106,7 +84,7 @@ func TestLockedSendCreditShort(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a segment")
 	}
-	comms := smCommsLimit(t, 8<<10)
+	comms := smCommsWith(t, 1<<30, 8<<10)
 	p, pe := comms[0].p, &comms[0].p.peers[1]
 	n := pe.lim.eager
 	k := int(p.creditLimit)/n + 3
