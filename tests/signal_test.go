@@ -160,7 +160,16 @@ func TestKillGorunAndJanitor(t *testing.T) {
 	waitJobGone(t, tmp, "gorun and its janitor were killed")
 	stale, _ := os.ReadDir(sessionsDir(tmp))
 	if len(stale) == 0 {
-		t.Fatalf("nothing left in %s after gorun and its janitor were killed: the test cannot see the next job clean up", sessionsDir(tmp))
+		// The ranks' lifeline closes as gorun exits, before the kernel
+		// sends their parent-death signal, and a rank that runs in
+		// between removes the session itself (jobenv's launcherGone):
+		// on a loaded machine (the whole suite in parallel on two
+		// cores) one did, once. Nothing is then left for the next job
+		// to clean; it must still run and leave nothing.
+		t.Logf("the ranks removed the session after gorun died; the next job has nothing stale to clean")
+		nextJobCleans(t, tmp, "")
+		jobtest.CheckClean(t, tmp, p.Pid(), 0)
+		return
 	}
 	// The last rank to attach unlinks the segment (mpool), so a killed
 	// job rarely leaves one; nextJobCleans plants one.
