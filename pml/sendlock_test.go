@@ -25,8 +25,35 @@ func TestLockedSendsConcurrent(t *testing.T) {
 	if self := &comms[0].p.peers[0]; self.locked != nil || self.sendMu != &self.ownSendMu {
 		t.Fatalf("rank 0's own peer (self) is not a LockedSender, yet locked %v, sendMu %p", self.locked, self.sendMu)
 	}
-	const G, M = 6, 400
 	sizes := []int{0, 8, 16, 17, 100, 1000, pe.lim.eager}
+	sendConcurrently(t, comms, sizes, 400)
+}
+
+// Every protocol at once, from goroutines sharing a Comm over sm: eager
+// messages, rendezvous (pipeline, single-copy read, stream) up to 40 KB,
+// Ssends, and eager-sized sends that find the credit (an 8 KiB unexpected
+// limit) used up and go by rendezvous. Under the race detector this
+// checks that the goroutine that answers a message (an ACK handled in
+// another goroutine's wait) is ordered after the one that sent it, which
+// it sees only through btl/sm's race.go.
+func TestSendsConcurrentEveryProtocol(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a segment")
+	}
+	comms := smCommsWith(t, 1<<30, 8<<10)
+	sendConcurrently(t, comms, []int{0, 8, 100, 3000, 9000, 20000, 40000}, 150)
+}
+
+// sendConcurrently runs six goroutines on each rank: each one on rank 0
+// sends M messages (sizes in turn) to its peer goroutine on rank 1 on its
+// own tag, by Send, Isend, NewIsend and Ssend, and its peer checks that
+// they arrive whole and in order; every message must be numbered once.
+func sendConcurrently(t *testing.T, comms [2]*Comm, sizes []int, M int) {
+	const G = 6
+	most := 0
+	for _, n := range sizes {
+		most = max(most, n)
+	}
 	var wg sync.WaitGroup
 	for g := range G {
 		wg.Add(2)
@@ -59,7 +86,7 @@ func TestLockedSendsConcurrent(t *testing.T) {
 		go func() { // receiver g on rank 1
 			defer wg.Done()
 			c := comms[1]
-			buf := make([]byte, pe.lim.eager)
+			buf := make([]byte, most)
 			for i := range M {
 				want := pattern(sizes[(i+g)%len(sizes)], g*M+i)
 				st, err := c.Recv(buf, 0, g)
@@ -71,7 +98,7 @@ func TestLockedSendsConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if got := comms[0].sendSeq[1]; got != G*M {
+	if got := comms[0].sendSeq[1]; got != uint32(G*M) {
 		t.Errorf("rank 0 numbered %d messages to rank 1, want %d", got, G*M)
 	}
 }

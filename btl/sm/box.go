@@ -358,6 +358,7 @@ func (m *Module) pollBox(b *boxIn, max int, lineEnd bool) int {
 		if rec.seq != b.exp {
 			break
 		}
+		m.raceRecv(b.src)
 		if f := m.recv[rec.tag]; f != nil {
 			// off+rec.size <= b.size (checked): the record's bytes
 			// without the bounds checks of b.bytes.

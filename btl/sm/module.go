@@ -39,6 +39,7 @@ type Module struct {
 	nboxes      int          // fast boxes in each rank's region
 	boxMsgMax   int          // hdr+payload up to this travel in a fast box
 	boxSize     int          // bytes of a fast box ring (Config.BoxSize)
+	race        raceOrder    // the race detector's view of message order (race.go)
 	boxList     []*boxIn     // our boxes in use, for Sleep: entries below nBoxIn are set
 	nBoxIn      atomic.Int32 // entries of boxList in use
 
@@ -208,6 +209,7 @@ func newModule(job Job, cfg Config, log hclog.Logger, seg *mpool.Segment, layout
 	m.nboxes = cfg.Boxes(job.Size)
 	m.boxMsgMax = cfg.BoxMsgMax(job.Size)
 	m.boxSize = cfg.BoxSize(job.Size)
+	m.raceInit(job.SessionDir+"/"+job.JobID, job.Rank, job.Size)
 	m.boxList = make([]*boxIn, m.nboxes)
 	m.prog.boxOwner = make([]int, m.nboxes)
 	m.prog.lastChk = time.Now()

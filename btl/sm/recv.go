@@ -122,6 +122,7 @@ func (m *Module) deliver(e *elem, h uint64) int {
 		m.log.Error("dropping FIFO slot with bad sender or tag", "src", src, "tag", tag, "ranks", len(m.peers))
 		return 1
 	}
+	m.raceRecv(src)
 	fn := m.recv[tag]
 	if e.pseq != 0 {
 		m.catchUp(src, e.pseq)

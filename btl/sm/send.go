@@ -87,6 +87,7 @@ func (e *elem) setHeader(src int, kind uint8, tag btl.Tag, n int, frag int64, se
 // the seq store itself needs only release order (storeSeq), which on amd64
 // is a plain store: no stall on the slot's cache lines per message.
 func (m *Module) publish(p *peer, e *elem, h uint64) {
+	m.raceSend(p.rank)
 	storeSeq(&e.seq, h+1)
 	if p.ctl.armed.Load() != 0 {
 		wakeCtl(p.ctl)
@@ -281,6 +282,7 @@ func (m *Module) send(dst int, tag btl.Tag, hdr, payload []byte, c btl.Completio
 func (m *Module) sendBox(p *peer, tag btl.Tag, hdr []byte, h btl.Header16, payload []byte, n int) (uint32, bool) {
 	seq := nextSeq(p.seq)
 	burst := m.burstNext(p)
+	m.raceSend(p.rank)
 	var ok bool
 	if hdr == nil {
 		ok = p.out.putMatch(tag, seq, h, payload)
