@@ -40,8 +40,17 @@ func (m *Module) raceInit(key string, me, n int) {
 	}
 }
 
-// raceSend precedes a message to dst's publication.
-func (m *Module) raceSend(dst int) { m.race.out[dst].Add(1) }
+// raceSend precedes a message to dst's publication. (A module that unit
+// tests build by hand has no counters.)
+func (m *Module) raceSend(dst int) {
+	if dst < len(m.race.out) {
+		m.race.out[dst].Add(1)
+	}
+}
 
 // raceRecv follows the sight of a message from src.
-func (m *Module) raceRecv(src int) { m.race.in[src].Load() }
+func (m *Module) raceRecv(src int) {
+	if src < len(m.race.in) {
+		m.race.in[src].Load()
+	}
+}
