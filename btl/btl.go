@@ -117,6 +117,19 @@ type LockedSender interface {
 	TrySendLocked(dst int, tag Tag, hdr Header16, payload []byte) bool
 }
 
+// SourcePoller is a module that can poll for one peer's messages alone:
+// PollFrom(src) delivers what has arrived from world rank src (sm: src's
+// fast box, and the shared FIFO whenever a slot waits there) and moves
+// src's queued sends on, through the same callbacks and in the same order
+// as Progress, and returns the events it handled, like Progress; 0 when
+// another goroutine is progressing the module. It may skip the rest of a
+// Progress pass (other peers' channels and queued sends, the check for
+// lost peers), so a caller must still call Progress regularly: the PML's
+// wait for a message from src polls so between full passes (pml.pollFor).
+type SourcePoller interface {
+	PollFrom(src int) int
+}
+
 // Header16 is a 16-byte header by value: bytes 0-7 little-endian in Lo,
 // bytes 8-15 in Hi (two registers in a call).
 type Header16 struct{ Lo, Hi uint64 }

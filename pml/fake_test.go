@@ -45,6 +45,35 @@ type fakeNet struct {
 	// whose running flags are these.
 	runners bool
 	running [8]atomic.Bool
+	// sourcePoll makes job give the PMLs the modules as sourceMods
+	// (btl.SourcePoller), whose PollFrom calls fromPolls counts.
+	sourcePoll bool
+	fromPolls  [8]atomic.Int64
+}
+
+// sourceMod is a fakeMod that can poll for one peer's fragments alone
+// (btl.SourcePoller), as sm's PollFrom does for a peer's fast box:
+// fragments from other ranks stay queued, in order, for Progress.
+type sourceMod struct{ *fakeMod }
+
+func (m sourceMod) PollFrom(src int) int {
+	m.net.fromPolls[m.rank].Add(1)
+	m.mu.Lock()
+	var mine []fakeFrag
+	rest := m.q[:0:0]
+	for _, f := range m.q {
+		if f.src == src {
+			mine = append(mine, f)
+		} else {
+			rest = append(rest, f)
+		}
+	}
+	m.q = rest
+	m.mu.Unlock()
+	for _, f := range mine {
+		m.deliver(f)
+	}
+	return len(mine)
 }
 
 // runnerMod is a fakeMod that shows which ranks say they poll (the

@@ -125,6 +125,11 @@ type peer struct {
 	landingID uint64
 
 	try btl.TrySender // m, when it has TrySend (then eager sends need no Request); else nil
+	// poller is m when it can poll for this peer's messages alone
+	// (btl.SourcePoller) and the rank does not yield when idle; else nil.
+	// A wait for a message from the peer then polls through it between
+	// full passes (pollFor).
+	poller btl.SourcePoller
 
 	// A one-way stream of mid-size sends to this peer (Comm.streamingTo),
 	// its fields written with relaxed stores by any sending goroutine (a
@@ -180,6 +185,9 @@ type PML struct {
 	mods  []btl.Module
 
 	progMu spinlock.Mutex // serializes btl Progress; BTL callbacks run under it (TryLock, and a plain-store Unlock, on every poll)
+	// sincePass counts the source polls (pollFor) since the last full
+	// progress pass; under progMu.
+	sincePass int
 
 	// creditLimit is each peer's eager credit (0: flow control off).
 	creditLimit int64
@@ -288,6 +296,9 @@ func New(cfg Config) (*PML, error) {
 			rget: a.SingleCopy, rgetMin: cfg.RgetLimit, rgetMax: cfg.RgetMax, adaptive: cfg.RgetAdaptive,
 			splitMin: splitMin(cfg), splitStream: splitStreamMin(cfg), stream: min(cfg.StreamLimit, a.MaxSendSize)}}
 		p.peers[i].try, _ = best.(btl.TrySender)
+		if sp, ok := best.(btl.SourcePoller); ok && !cfg.Yield {
+			p.peers[i].poller = sp
+		}
 		p.peers[i].sendMu = &p.peers[i].ownSendMu
 		if ls, ok := best.(btl.LockedSender); ok {
 			p.peers[i].locked, p.peers[i].sendMu = ls, ls.SendLock(i)

@@ -24,6 +24,9 @@ func job(t *testing.T, net *fakeNet, body func(t *testing.T, c *Comm)) {
 		if net.runners {
 			mod = runnerMod{net.mods[i]}
 		}
+		if net.sourcePoll {
+			mod = sourceMod{net.mods[i]}
+		}
 		cfg := Config{Rank: i, Size: n, Modules: []btl.Module{mod}, SpinCount: 50,
 			UnexpectedLimit: net.limit, RgetLimit: 1, SleepTimeout: 5 * time.Millisecond}
 		if net.tune != nil {

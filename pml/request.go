@@ -177,3 +177,17 @@ func (r *Request) awaited() int {
 	}
 	return -1
 }
+
+// polledFrom is the world rank whose messages complete r (a receive's
+// source; the destination of a send, whose answer, ACK or FIN, comes from
+// it), or -1 (a receive from any source). Its wait polls for them alone
+// between full passes (pollFor).
+func (r *Request) polledFrom() int {
+	switch {
+	case r.kind == kindSend:
+		return r.peer
+	case r.kind == kindRecv && r.recv.Src >= 0:
+		return r.recv.Src
+	}
+	return -1
+}

@@ -188,3 +188,26 @@ func BenchmarkIdleProgress(b *testing.B) {
 		p.Progress()
 	}
 }
+
+// BenchmarkIdlePollFor is one poll of a wait for rank 1's message that
+// finds nothing (pollFor: rank 1's box alone, a full pass every
+// passEvery-th time), to set against BenchmarkIdleProgress.
+func BenchmarkIdlePollFor(b *testing.B) {
+	comms := smComms(b)
+	p := comms[0].p
+	// Messages first, so that rank 1 has a box to rank 0 (the BTL sets
+	// one up after btl_sm_fbox_threshold messages).
+	for range 64 {
+		if err := comms[1].Send(nil, 0, 1, false); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := comms[0].Recv(nil, 1, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		p.pollFor(1)
+	}
+}

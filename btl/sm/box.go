@@ -410,7 +410,7 @@ func (m *Module) pollBoxes() int {
 		m.prog.nextBox++
 	}
 	if n > 0 {
-		storeSeq(&m.recvEpoch, m.recvEpoch.Load()+1) // a burst's end (inBurst); only Progress writes it
+		storeSeq(&m.recvEpoch, m.recvEpoch.Load()+1) // a burst's end (inBurst); only a poll under progMu writes it
 	}
 	return n
 }

@@ -772,3 +772,75 @@ func TestTrySendBox(t *testing.T) {
 		t.Errorf("TrySend after Close: %v, want ErrFinalized", err)
 	}
 }
+
+// TestPollFrom: PollFrom(src) delivers src's box records, in order, and
+// whatever waits in the FIFO (after the box records that precede it), but
+// leaves other peers' boxes to Progress; it does nothing while another
+// goroutine progresses, or once closed.
+func TestPollFrom(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.FboxThreshold = 1
+	mods := newJob(t, 3, cfg)
+	r := mods[0]
+	got := make([]int, 3)
+	r.Register(btl.TagPMLMatch, func(src int, data []byte) {
+		if int(data[0]) != got[src] {
+			t.Errorf("from %d: message %d, want %d", src, data[0], got[src])
+		}
+		got[src]++
+	})
+	for i := 0; i < 4; i++ {
+		for s := 1; s < 3; s++ {
+			if _, err := mods[s].Send(0, btl.TagPMLMatch, []byte{byte(i)}, nil, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for k := 0; k < 10 && got[1] < 4; k++ {
+		r.PollFrom(1)
+	}
+	if got[1] != 4 || got[2] != 0 {
+		t.Fatalf("after PollFrom(1): %d messages from rank 1, %d from rank 2; want 4 and 0 (its box is not polled)", got[1], got[2])
+	}
+	if r.peers[1].in == nil || r.peers[2].in == nil {
+		t.Fatal("the FIFO's box announcements were not taken")
+	}
+	// Too large for a box: through the FIFO, after rank 2's box records,
+	// which PollFrom(1) then delivers first.
+	big := make([]byte, r.boxMsgMax)
+	if _, err := mods[2].Send(0, btl.TagPMLMatch, []byte{4}, big, nil); err != nil {
+		t.Fatal(err)
+	}
+	for k := 0; k < 10 && got[2] < 5; k++ {
+		r.PollFrom(1)
+	}
+	if got[2] != 5 {
+		t.Fatalf("after PollFrom(1) with rank 2's FIFO slot waiting: %d messages from rank 2, want 5", got[2])
+	}
+	mods[2].Send(0, btl.TagPMLMatch, []byte{5}, nil, nil)
+	r.PollFrom(1)
+	if got[2] != 5 {
+		t.Fatalf("PollFrom(1) took rank 2's box record")
+	}
+	r.Progress()
+	if got[2] != 6 {
+		t.Fatalf("after Progress: %d messages from rank 2, want 6", got[2])
+	}
+	mods[1].Send(0, btl.TagPMLMatch, []byte{4}, nil, nil)
+	r.progMu.Lock() // another goroutine progressing
+	if n := r.PollFrom(1); n != 0 || got[1] != 4 {
+		t.Fatalf("PollFrom while progMu is held: %d delivered, %d messages; want 0, 4", n, got[1])
+	}
+	r.progMu.Unlock()
+	if n := r.PollFrom(1); n != 1 || got[1] != 5 {
+		t.Fatalf("PollFrom: %d delivered, %d messages; want 1, 5", n, got[1])
+	}
+	if n := r.PollFrom(7); n != 0 {
+		t.Fatalf("PollFrom of a rank outside the job delivered %d", n)
+	}
+	mods[1].Send(0, btl.TagPMLMatch, []byte{5}, nil, nil)
+	r.Close()
+	if n := r.PollFrom(1); n != 0 {
+		t.Fatalf("PollFrom after Close delivered %d", n)
+	}
+}

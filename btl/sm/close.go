@@ -9,7 +9,7 @@ import (
 // finalizes (btl.Module's contract): none of them may touch the segment
 // once it is unmapped. Every entry point that a goroutine other than the
 // progressing one can run on the segment (Send, Wake, SetRunning,
-// YieldCore, PeerRunning; Progress and Sleep are serialized with Close by
+// YieldCore, PeerRunning; Progress, PollFrom and Sleep are serialized with Close by
 // the PML's progress lock and by progMu) counts itself in users for its
 // duration:
 //

@@ -52,10 +52,10 @@ type Module struct {
 
 	recv      [btl.NumTags]btl.RecvFunc
 	onLost    func(peer int)
-	progMu    spinlock.Mutex // held by the one goroutine inside Progress
+	progMu    spinlock.Mutex // held by the one goroutine inside Progress (or PollFrom)
 	prog      progState      // guarded by progMu
 	pendPeers atomic.Int32
-	// recvEpoch counts polls that found messages (written by Progress
+	// recvEpoch counts polls that found messages (written under progMu
 	// only; senders read it to tell a burst from a ping-pong, see publish).
 	recvEpoch  atomic.Uint64
 	lostUnrep  atomic.Bool // a peer was found lost and Progress has not reported it yet

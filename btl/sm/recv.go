@@ -54,6 +54,49 @@ func (m *Module) Progress() int {
 	return n
 }
 
+// PollFrom implements btl.SourcePoller: Progress for src alone. In
+// Progress's order: the FIFO only when a slot waits there (fifoWaiting, a
+// load), src's fast box, the acks we owe (a rendezvous's fragments return
+// to their sender so), and src's queue of pending sends (a pipelined
+// send's fragments wait there when the FIFO is full). Other peers' boxes
+// and queues, and the checks for lost peers, wait for the next Progress.
+// src outside the job polls the FIFO and the acks alone.
+func (m *Module) PollFrom(src int) int {
+	if !m.progMu.TryLock() {
+		return 0
+	}
+	if m.closed.Load() {
+		m.progMu.Unlock()
+		return 0
+	}
+	n := 0
+	if m.fifoWaiting() {
+		n = m.poll()
+	}
+	var p *peer
+	if uint(src) < uint(len(m.peers)) {
+		p = &m.peers[src]
+		if b := p.in; b != nil {
+			k := m.pollBox(b, boxPollMsgs, !b.hot)
+			b.hot = k > 0
+			if k > 0 {
+				n += k
+				storeSeq(&m.recvEpoch, m.recvEpoch.Load()+1) // as pollBoxes
+			}
+		}
+	}
+	if len(m.prog.ackPeers) > 0 {
+		m.flushAcks()
+	}
+	if p != nil && p.npending.Load() > 0 && !p.lost.Load() {
+		n += m.drain(p)
+	}
+	m.progMu.Unlock()
+	return n
+}
+
+var _ btl.SourcePoller = (*Module)(nil)
+
 // fifoWaiting reports whether poll has anything to do: a slot published
 // at tail, a tail not yet released, or a lost peer (whose claimed slots
 // poll may skip). Progress tests it inline, so that a poll of an empty
@@ -98,7 +141,7 @@ func (m *Module) poll() int {
 		}
 	}
 	if n > 0 {
-		storeSeq(&m.recvEpoch, m.recvEpoch.Load()+1) // only Progress writes it
+		storeSeq(&m.recvEpoch, m.recvEpoch.Load()+1) // only a poll under progMu writes it
 	}
 	// ...and at once when the FIFO runs dry, so senders never wait on slots
 	// we have finished with.
