@@ -517,7 +517,7 @@ func (c *Comm) Probe(src, tag int) (Status, error) {
 	var st Status
 	var err error
 	wsrc := c.worldSrc(src)
-	if werr := c.p.WaitFor(func() bool {
+	if werr := c.p.waitFrom(wsrc, func() bool {
 		var ok bool
 		st, ok, err = c.probe(wsrc, tag)
 		return ok || err != nil

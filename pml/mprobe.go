@@ -43,7 +43,7 @@ func (c *Comm) Mprobe(src, tag int) (*Message, Status, error) {
 	var st Status
 	var err error
 	wsrc := c.worldSrc(src)
-	c.p.WaitFor(func() bool {
+	c.p.waitFrom(wsrc, func() bool {
 		var ok bool
 		msg, st, ok, err = c.mprobe(wsrc, tag)
 		return ok || err != nil || c.p.closed.Load()

@@ -83,3 +83,46 @@ func TestSourceWaitStillPassesAll(t *testing.T) {
 		t.Error("rank 0's wait for rank 1 made no source poll")
 	}
 }
+
+// A blocking probe for one rank's message (Probe, Mprobe) is a wait too,
+// and polls that rank's channel the same way. (Iprobe and Test keep full
+// passes: a program that computes between two calls would otherwise move
+// its other transfers on passEvery times less often.)
+func TestProbesPollTheirSource(t *testing.T) {
+	net := newFakeNet(2, 256, 1024)
+	net.sourcePoll = true
+	job(t, net, func(t *testing.T, c *Comm) {
+		if c.Rank() == 1 {
+			for tag := 1; tag <= 2; tag++ {
+				time.Sleep(5 * time.Millisecond)
+				if err := c.Send([]byte{byte(tag)}, 0, tag, false); err != nil {
+					t.Error(err)
+				}
+			}
+			return
+		}
+		polled := func(what string, before int64) {
+			if net.fromPolls[0].Load() == before {
+				t.Errorf("%s for rank 1's message made no source poll", what)
+			}
+		}
+		n := net.fromPolls[0].Load()
+		if st, err := c.Probe(1, 1); err != nil || st.Tag != 1 || st.Count != 1 {
+			t.Errorf("Probe: %+v, %v; want tag 1, 1 byte", st, err)
+		}
+		polled("Probe", n)
+		buf := make([]byte, 1)
+		if _, err := c.Recv(buf, 1, 1); err != nil || buf[0] != 1 {
+			t.Errorf("Recv of tag 1: %v, %d", err, buf[0])
+		}
+		n = net.fromPolls[0].Load()
+		m, st, err := c.Mprobe(1, 2)
+		if err != nil || st.Tag != 2 {
+			t.Fatalf("Mprobe: %+v, %v; want tag 2", st, err)
+		}
+		polled("Mprobe", n)
+		if _, err := m.Recv(buf); err != nil || buf[0] != 2 {
+			t.Errorf("Mrecv of tag 2: %v, %d", err, buf[0])
+		}
+	})
+}

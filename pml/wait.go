@@ -193,7 +193,11 @@ func (p *PML) pass() int {
 // hook): once per passEvery polls, counted across the rank's waits, so that
 // a stream of waits that each end within a few polls (a ping-pong) still
 // returns acks, drains queued sends and advances other transfers. In
-// between it polls only where that peer's messages arrive (pollFor).
+// between it polls only where that peer's messages arrive (pollFor). Only
+// waits poll so (a blocking receive, a send waiting for its answer, a
+// blocking probe): Iprobe and Test keep a full pass per call, since a
+// program that computes between two calls would otherwise move its other
+// transfers on passEvery times less often.
 const passEvery = 8
 
 // pollFor is one poll of a wait for a message from world rank src (-1:
@@ -373,10 +377,14 @@ func (p *PML) waitSpin(ctx context.Context, r *Request, look bool, spin time.Dur
 // WaitFor is Wait for a condition that is not a request (probe, finalize,
 // WaitAny): it polls cond between progress calls and sleeps like Wait. It
 // returns nil once cond holds, errClosed if the PML closes first.
-func (p *PML) WaitFor(cond func() bool) error {
+func (p *PML) WaitFor(cond func() bool) error { return p.waitFrom(-1, cond) }
+
+// waitFrom is WaitFor for a condition that a message from world rank src
+// makes true (a probe for src's message): its polls are pollFor(src).
+func (p *PML) waitFrom(src int, cond func() bool) error {
 	var idle idleState
 	for !cond() {
-		if p.Progress() > 0 {
+		if p.pollFor(src) > 0 {
 			idle.restart()
 			continue
 		}
