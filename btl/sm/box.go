@@ -403,16 +403,21 @@ func (m *Module) pollBoxes() int {
 		if m.prog.nextBox >= nb {
 			m.prog.nextBox = 0
 		}
-		b := m.prog.boxes[m.prog.nextBox]
-		k := m.pollBox(b, boxPollMsgs, !b.hot)
-		b.hot = k > 0
-		n += k
+		n += m.pollIn(m.prog.boxes[m.prog.nextBox])
 		m.prog.nextBox++
 	}
 	if n > 0 {
 		storeSeq(&m.recvEpoch, m.recvEpoch.Load()+1) // a burst's end (inBurst); only a poll under progMu writes it
 	}
 	return n
+}
+
+// pollIn polls box b as pollBoxes describes: ping-pong style after a poll
+// that found nothing, a burst's worth after one that delivered.
+func (m *Module) pollIn(b *boxIn) int {
+	k := m.pollBox(b, boxPollMsgs, !b.hot)
+	b.hot = k > 0
+	return k
 }
 
 // catchUp is called for a FIFO data slot from src carrying pair sequence

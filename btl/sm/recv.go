@@ -18,11 +18,7 @@ const (
 // their pools, sends queued acks and retries every pending queue. Only one
 // goroutine progresses at a time; a concurrent caller returns 0 at once.
 func (m *Module) Progress() int {
-	if !m.progMu.TryLock() {
-		return 0
-	}
-	if m.closed.Load() {
-		m.progMu.Unlock()
+	if !m.beginPoll() {
 		return 0
 	}
 	n := 0
@@ -62,11 +58,7 @@ func (m *Module) Progress() int {
 // and queues, and the checks for lost peers, wait for the next Progress.
 // src outside the job polls the FIFO and the acks alone.
 func (m *Module) PollFrom(src int) int {
-	if !m.progMu.TryLock() {
-		return 0
-	}
-	if m.closed.Load() {
-		m.progMu.Unlock()
+	if !m.beginPoll() {
 		return 0
 	}
 	n := 0
@@ -77,9 +69,7 @@ func (m *Module) PollFrom(src int) int {
 	if uint(src) < uint(len(m.peers)) {
 		p = &m.peers[src]
 		if b := p.in; b != nil {
-			k := m.pollBox(b, boxPollMsgs, !b.hot)
-			b.hot = k > 0
-			if k > 0 {
+			if k := m.pollIn(b); k > 0 {
 				n += k
 				storeSeq(&m.recvEpoch, m.recvEpoch.Load()+1) // as pollBoxes
 			}
@@ -96,6 +86,19 @@ func (m *Module) PollFrom(src int) int {
 }
 
 var _ btl.SourcePoller = (*Module)(nil)
+
+// beginPoll takes progMu for a poll (Progress, PollFrom); false when
+// another goroutine is polling or the module is closed.
+func (m *Module) beginPoll() bool {
+	if !m.progMu.TryLock() {
+		return false
+	}
+	if m.closed.Load() {
+		m.progMu.Unlock()
+		return false
+	}
+	return true
+}
 
 // fifoWaiting reports whether poll has anything to do: a slot published
 // at tail, a tail not yet released, or a lost peer (whose claimed slots
