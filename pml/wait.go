@@ -206,8 +206,8 @@ const passEvery = 8
 // which is a full Progress pass. A ping-pong's message is then handed
 // over without the pass's layers (the PML's and the BTL's passes, the
 // self BTL, the collectives' hook, the other boxes): callgrind, a round
-// trip of BenchmarkPingPongOneGoroutine/0 3459 -> 3271 instructions; osu
-// lat (3-way nway, main against itself within 0.98-1.03) 0-256 B -1 to
+// trip of BenchmarkPingPongOneGoroutine/0 3459 -> 3304 instructions; osu
+// lat (3-way nway, main against itself within 0.97-1.04) 0-256 B -1 to
 // -8% and 8 KiB-1 MiB -4 to -11%, a rendezvous's sender waiting for its
 // FIN the same way.
 func (p *PML) pollFor(src int) int {
