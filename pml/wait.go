@@ -207,9 +207,10 @@ const passEvery = 8
 // over without the pass's layers (the PML's and the BTL's passes, the
 // self BTL, the collectives' hook, the other boxes): callgrind, a round
 // trip of BenchmarkPingPongOneGoroutine/0 3459 -> 3304 instructions; osu
-// lat (3-way nway, main against itself within 0.97-1.04) 0-256 B -1 to
-// -8% and 8 KiB-1 MiB -4 to -11%, a rendezvous's sender waiting for its
-// FIN the same way.
+// lat (3-way nway, main against itself within 0.97-1.04) 0-256 B -3 to
+// -9% with the host fast, 64-256 B -5 to -8% with it slow, 8 KiB-1 MiB
+// -4 to -11% in one take (a rendezvous's sender waits for its FIN the
+// same way); bw, bibw and mr unchanged.
 func (p *PML) pollFor(src int) int {
 	var sp btl.SourcePoller
 	if src >= 0 {
