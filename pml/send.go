@@ -289,9 +289,16 @@ func (p *PML) creditShort(pe *peer) {
 // nextSeq numbers a message to world rank dest, whose peer is pe.
 func (c *Comm) nextSeq(pe *peer, dest int) uint32 {
 	pe.sendMu.Lock()
+	s := c.seqLocked(dest)
+	pe.sendMu.Unlock()
+	return s
+}
+
+// seqLocked takes the next sequence number towards world rank dest, with
+// that peer's sendMu held.
+func (c *Comm) seqLocked(dest int) uint32 {
 	s := c.sendSeq[dest]
 	c.sendSeq[dest] = s + 1
-	pe.sendMu.Unlock()
 	return s
 }
 
@@ -312,8 +319,7 @@ func (c *Comm) eagerNow(pe *peer, dest, tag int, buf []byte) (seq uint32, sent, 
 		p.creditShort(pe)
 		return 0, false, false
 	}
-	seq = c.sendSeq[dest]
-	c.sendSeq[dest] = seq + 1
+	seq = c.seqLocked(dest)
 	if ls := pe.locked; ls != nil {
 		h := matchHdr{ctx: c.ctx, tag: int32(tag), seq: seq}
 		sent = ls.TrySendLocked(dest, btl.TagPMLMatch, h.matchWords(), buf)

@@ -180,7 +180,8 @@ func (m *Module) SendLock(dst int) *spinlock.Mutex { return &m.peers[dst].mu.Mut
 // the pair has a box with room and nothing queued before it.
 func (m *Module) TrySendLocked(dst int, tag btl.Tag, h btl.Header16, payload []byte) bool {
 	p := &m.peers[dst]
-	if n := 16 + len(payload); n > m.boxMsgMax || tag >= btl.NumTags || p.out == nil || p.mu.q.Len() != 0 || m.closed.Load() || p.lost.Load() {
+	n := 16 + len(payload)
+	if n > m.boxMsgMax || tag >= btl.NumTags || p.out == nil || p.mu.q.Len() != 0 || m.closed.Load() || p.lost.Load() {
 		return false
 	}
 	var hdr []byte // h by putMatch's word stores
@@ -188,7 +189,7 @@ func (m *Module) TrySendLocked(dst int, tag btl.Tag, h btl.Header16, payload []b
 		hb := h.Bytes()
 		hdr = hb[:]
 	}
-	_, sent := m.sendBox(p, tag, hdr, h, payload, 16+len(payload))
+	_, sent := m.sendBox(p, tag, hdr, h, payload, n)
 	return sent
 }
 
