@@ -29,6 +29,7 @@ type Comm struct {
 	p    *PML
 	ctx  uint32
 	rank int // this process's rank in the group
+	size int // Size(), kept for the argument checks, which inline
 	grp  *group
 	// sendSeq: next sequence number per destination world rank, taken
 	// under that peer's send lock (peer.sendMu; nextSeq, eagerNow).
@@ -61,9 +62,13 @@ func newGroup(worldRanks []int, worldSize int) *group {
 }
 
 func (p *PML) newComm(ctx uint32, g *group, rank int) *Comm {
-	c := &Comm{p: p, ctx: ctx, grp: g, rank: rank, sendSeq: make([]uint32, p.cfg.Size),
+	size := p.cfg.Size
+	if g != nil {
+		size = len(g.world)
+	}
+	c := &Comm{p: p, ctx: ctx, grp: g, rank: rank, size: size, sendSeq: make([]uint32, p.cfg.Size),
 		sendSlabs: make([]sendSlabSlot, p.cfg.Size)}
-	c.coll = &Comm{p: p, ctx: ctx | collBit, grp: g, rank: rank, sendSeq: make([]uint32, p.cfg.Size), parent: c}
+	c.coll = &Comm{p: p, ctx: ctx | collBit, grp: g, rank: rank, size: size, sendSeq: make([]uint32, p.cfg.Size), parent: c}
 	return c
 }
 
@@ -138,6 +143,12 @@ func (c *Comm) usable() error {
 	return nil
 }
 
+// fine is usable() == nil as a bool: the argument checks' common case, in
+// few enough steps that they inline.
+func (c *Comm) fine() bool {
+	return c != nil && !c.p.closed.Load() && !c.freed.Load() && (c.parent == nil || !c.parent.freed.Load())
+}
+
 // Usable reports why c cannot be used (ErrFinalized, ErrInvalidComm), or nil.
 func (c *Comm) Usable() error { return c.usable() }
 
@@ -147,10 +158,17 @@ func (c *Comm) PML() *PML { return c.p }
 // checkSend validates a send's arguments. The common case (all valid)
 // inlines into the caller; sendError says what is wrong otherwise.
 func (c *Comm) checkSend(dest, tag int) error {
-	if c.usable() == nil && uint(dest) < uint(c.Size()) && uint(tag) <= MaxTag {
+	if c.sendOK(dest, tag) {
 		return nil
 	}
 	return c.sendError(dest, tag)
+}
+
+// sendOK is checkSend's common case, which inlines (checkSend, with the
+// error's call, does not): the hot paths call it and sendError only when
+// it fails.
+func (c *Comm) sendOK(dest, tag int) bool {
+	return c.fine() && uint(dest) < uint(c.size) && uint(tag) <= MaxTag
 }
 
 func (c *Comm) sendError(dest, tag int) error {
@@ -168,10 +186,16 @@ func (c *Comm) sendError(dest, tag int) error {
 
 // checkRecv validates a receive's arguments, like checkSend.
 func (c *Comm) checkRecv(src, tag int) error {
-	if c.usable() == nil && uint(src+1) <= uint(c.Size()) && uint(tag+1) <= MaxTag+1 {
-		return nil // src in AnySource (-1)..size-1, tag in AnyTag (-1)..MaxTag
+	if c.recvOK(src, tag) {
+		return nil
 	}
 	return c.recvError(src, tag)
+}
+
+// recvOK is checkRecv's common case, inlined like sendOK: src in
+// AnySource (-1)..size-1, tag in AnyTag (-1)..MaxTag.
+func (c *Comm) recvOK(src, tag int) bool {
+	return c.fine() && uint(src+1) <= uint(c.size) && uint(tag+1) <= MaxTag+1
 }
 
 func (c *Comm) recvError(src, tag int) error {
@@ -217,8 +241,8 @@ func (c *Comm) Isend(r *Request, buf []byte, dest, tag int, sync bool) error {
 // not synchronous is planned eager with its credit not yet taken: eagerNow
 // takes it, under the lock it numbers and sends the message in.
 func (c *Comm) planSend(buf []byte, dest, tag int, sync bool) (sendPlan, error) {
-	if err := c.checkSend(dest, tag); err != nil {
-		return sendPlan{}, err
+	if !c.sendOK(dest, tag) {
+		return sendPlan{}, c.sendError(dest, tag)
 	}
 	dest = c.WorldRank(dest)
 	p := c.p
@@ -300,7 +324,9 @@ func (c *Comm) startRecv(r *Request, buf []byte, src, tag int) (*Request, error)
 func (c *Comm) startRecvH(r *Request, buf []byte, src, tag int, h *Handle, fresh bool) (*Request, *Handle, error) {
 	p := c.p
 	p.mu.Lock()
-	if src >= 0 && p.peers[src].lost.Load() || src == match.AnySource && p.othersLost(p.nlost.Load()) {
+	// nlost first: one load while no peer is lost. A peer reported lost
+	// after it is 0 drops this receive when it takes mu (onPeerLost).
+	if nlost := p.nlost.Load(); nlost != 0 && (src >= 0 && p.peers[src].lost.Load() || src == match.AnySource && p.othersLost(nlost)) {
 		// Messages already here can still be received.
 		if _, ok := p.eng.Probe(c.ctx, src, tag); !ok {
 			p.mu.Unlock()
@@ -439,8 +465,8 @@ func (c *Comm) sendEagerWait(buf []byte, dest int, h matchHdr) error {
 
 // Recv is a blocking receive.
 func (c *Comm) Recv(buf []byte, src, tag int) (Status, error) {
-	if err := c.checkRecv(src, tag); err != nil {
-		return Status{}, err
+	if !c.recvOK(src, tag) {
+		return Status{}, c.recvError(src, tag)
 	}
 	c.p.othersFirst()
 	r := c.p.getReq()

@@ -194,8 +194,8 @@ func (c *Comm) startIsend(h *Handle, buf []byte, dest, tag int, sync bool) (*Han
 
 // StartIrecv posts a receive into h, a zero Handle.
 func (c *Comm) StartIrecv(h *Handle, buf []byte, src, tag int) error {
-	if err := c.checkRecv(src, tag); err != nil {
-		return err
+	if !c.recvOK(src, tag) {
+		return c.recvError(src, tag)
 	}
 	r, _, err := c.startRecvH(nil, buf, c.worldSrc(src), tag, h, false)
 	if err != nil {
@@ -210,8 +210,8 @@ func (c *Comm) StartIrecv(h *Handle, buf []byte, src, tag int) error {
 // NewIrecv is StartIrecv into a Handle of its own, taken from the PML's
 // slab (see newHandleLocked), which it returns.
 func (c *Comm) NewIrecv(buf []byte, src, tag int) (*Handle, error) {
-	if err := c.checkRecv(src, tag); err != nil {
-		return nil, err
+	if !c.recvOK(src, tag) {
+		return nil, c.recvError(src, tag)
 	}
 	r, h, err := c.startRecvH(nil, buf, c.worldSrc(src), tag, nil, true)
 	if err != nil {

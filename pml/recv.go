@@ -22,7 +22,23 @@ type unexp struct {
 func (p *PML) onMatch(src int, data []byte) {
 	var h matchHdr
 	if h.plainMatch(data) {
-		p.arrive(src, &h, false, data[matchHdrLen:])
+		// arrive's common case inline (a window's every message): an
+		// eager message in its turn whose receive is posted.
+		payload := data[matchHdrLen:]
+		if uint(src) < uint(len(p.peers)) {
+			p.lockDelivery()
+			if rv := p.eng.TakeInTurn(h.ctx, src, int(h.tag), h.seq); rv != nil {
+				p.deliverEagerLocked(rv.Data.(*Request), src, &h, payload)
+				p.arrived++
+				if !p.streaming {
+					p.endDelivery()
+				}
+				return
+			}
+			p.arriveLocked(src, &h, false, payload)
+			return
+		}
+		p.arrive(src, &h, false, payload)
 		return
 	}
 	payload, err := decodeMatch(data, &h)
@@ -103,14 +119,13 @@ func (p *PML) arrive(src int, h *matchHdr, rndv bool, payload []byte) {
 		return
 	}
 	p.lockDelivery()
-	env := match.Envelope{Ctx: h.ctx, Src: src, Tag: int(h.tag), Seq: h.seq}
 	if !rndv {
 		// The common case, an eager message in its turn whose receive is
 		// posted: matched without a Msg (no record to take, queue and
 		// free, no pair list), and without Check, which passes every
 		// message in its turn (src is in range, decodeMatch refused a
 		// negative tag).
-		if rv := p.eng.MatchPosted(&env, anyRecv); rv != nil {
+		if rv := p.eng.TakeInTurn(h.ctx, src, int(h.tag), h.seq); rv != nil {
 			p.deliverEagerLocked(rv.Data.(*Request), src, h, payload)
 			p.arrived++
 			if !p.streaming {
@@ -119,6 +134,13 @@ func (p *PML) arrive(src int, h *matchHdr, rndv bool, payload []byte) {
 			return
 		}
 	}
+	p.arriveLocked(src, h, rndv, payload)
+}
+
+// arriveLocked is arrive for a message its common case did not take (mu
+// held for the delivery: lockDelivery).
+func (p *PML) arriveLocked(src int, h *matchHdr, rndv bool, payload []byte) {
+	env := match.Envelope{Ctx: h.ctx, Src: src, Tag: int(h.tag), Seq: h.seq}
 	if err := p.eng.Check(&env); err != nil {
 		// A duplicate, stale or malformed envelope: matching it would
 		// break the order of everything after it. Drop it.
@@ -180,9 +202,6 @@ func (p *PML) arrive(src int, h *matchHdr, rndv bool, payload []byte) {
 	}
 	p.jobs = jobs[:0]
 }
-
-// anyRecv accepts every receive (MatchPosted's test, for an eager message).
-func anyRecv(*match.Recv) bool { return true }
 
 // newMsgLocked takes a Msg from the free list (p.mu held).
 func (p *PML) newMsgLocked() *match.Msg {

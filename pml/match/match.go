@@ -278,6 +278,39 @@ func (e *Engine) MatchPosted(env *Envelope, ok func(*Recv) bool) *Recv {
 	return r
 }
 
+// TakeInTurn is MatchPosted for a message that every receive accepts (an
+// eager one: its bytes are all here), without the test's call: a window
+// of small messages makes one per message. src must be in 0..size-1 and
+// tag at least 0.
+func (e *Engine) TakeInTurn(ctx uint32, src, tag int, seq uint32) *Recv {
+	c := e.last
+	if c == nil || e.lastC != ctx {
+		if c = e.lookup(ctx); c == nil {
+			return nil
+		}
+	}
+	p := &c.peers[src]
+	if seq != p.expect || p.parked.head != nil {
+		return nil
+	}
+	var r *Recv
+	if c.wild.head == nil {
+		// pick without a wildcard receive to weigh: the first of src's
+		// posted receives that takes tag.
+		for r = p.posted.head; r != nil && !tagMatches(r.Tag, tag); r = r.next {
+		}
+	} else {
+		r = pick(c, p, tag)
+	}
+	if r == nil {
+		return nil
+	}
+	r.list.remove(r)
+	e.nPosted--
+	p.expect++
+	return r
+}
+
 // Post matches r against the unexpected messages: the earliest-released one
 // it accepts is removed and returned with true. Otherwise r is queued and
 // Post returns nil, false.

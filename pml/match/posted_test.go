@@ -7,6 +7,8 @@ import "testing"
 // source's turn, nothing of that source parked, the receive Arrive would
 // pick, accepted by ok); otherwise nothing changes and the message can
 // arrive later through Arrive as if MatchPosted had not been called.
+// TakeInTurn, MatchPosted for a test that accepts every receive, passes
+// the same cases.
 func TestMatchPosted(t *testing.T) {
 	yes := func(*Recv) bool { return true }
 	no := func(*Recv) bool { return false }
@@ -37,44 +39,63 @@ func TestMatchPosted(t *testing.T) {
 		{"ahead of its turn", []func(*Engine) *Recv{post(0, 5)}, nil, Envelope{Ctx: 1, Src: 0, Tag: 5, Seq: 1}, yes, -1},
 		{"in turn after others", []func(*Engine) *Recv{post(0, 5)}, []Envelope{{Ctx: 1, Src: 0, Tag: 7, Seq: 0}}, Envelope{Ctx: 1, Src: 0, Tag: 5, Seq: 1}, yes, 0},
 		{"a later one parked", []func(*Engine) *Recv{post(0, 5)}, []Envelope{{Ctx: 1, Src: 0, Tag: 5, Seq: 1}}, Envelope{Ctx: 1, Src: 0, Tag: 5, Seq: 0}, yes, -1},
+		{"first that takes the tag", []func(*Engine) *Recv{post(0, 6), post(0, 5), post(0, 5)}, nil, Envelope{Ctx: 1, Src: 0, Tag: 5}, yes, 1},
+		{"any tag", []func(*Engine) *Recv{post(0, 6), post(0, AnyTag)}, nil, Envelope{Ctx: 1, Src: 0, Tag: 5}, yes, 1},
+		{"wildcard only", []func(*Engine) *Recv{post(1, 5), post(AnySource, 5)}, nil, Envelope{Ctx: 1, Src: 0, Tag: 5}, yes, 1},
+		{"later wildcard loses", []func(*Engine) *Recv{post(0, AnyTag), post(AnySource, 5)}, nil, Envelope{Ctx: 1, Src: 0, Tag: 5}, yes, 0},
+		{"wildcard of another tag", []func(*Engine) *Recv{post(AnySource, 6), post(0, 5)}, nil, Envelope{Ctx: 1, Src: 0, Tag: 5}, yes, 1},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			e := New(2)
-			var rs []*Recv
-			for _, p := range tc.posts {
-				rs = append(rs, p(e))
-			}
-			for _, env := range tc.pre {
-				e.Arrive(&Msg{Envelope: env}, nil)
-			}
-			posted, unexp, parked := e.Len()
-			if err := e.Check(&tc.env); err != nil {
-				t.Fatal(err)
-			}
-			got := e.MatchPosted(&tc.env, tc.ok)
-			p2, u2, k2 := e.Len()
-			if tc.want < 0 {
-				if got != nil || p2 != posted || u2 != unexp || k2 != parked {
-					t.Fatalf("matched %v, len %d,%d,%d (was %d,%d,%d); want no match and no change", got, p2, u2, k2, posted, unexp, parked)
+		for _, take := range []bool{false, true} {
+			name := tc.name
+			if take {
+				if tc.ok(nil) == false {
+					continue // TakeInTurn has no test
 				}
-				// It arrives later as usual (Arrive panics on a seq
-				// counted twice).
-				e.Arrive(&Msg{Envelope: tc.env}, nil)
-				return
+				name += "/TakeInTurn"
 			}
-			if got != rs[tc.want] || p2 != posted-1 || u2 != unexp || k2 != parked {
-				t.Fatalf("matched %p (want %p), len %d,%d,%d (was %d,%d,%d)", got, rs[tc.want], p2, u2, k2, posted, unexp, parked)
-			}
-			// The next message of the source is in turn now.
-			next := tc.env
-			next.Seq++
-			if err := e.Check(&next); err != nil {
-				t.Fatalf("the next message after a matched one: %v", err)
-			}
-			if err := e.Check(&tc.env); err == nil {
-				t.Fatal("the matched message's seq is still expected")
-			}
-		})
+			t.Run(name, func(t *testing.T) {
+				e := New(2)
+				var rs []*Recv
+				for _, p := range tc.posts {
+					rs = append(rs, p(e))
+				}
+				for _, env := range tc.pre {
+					e.Arrive(&Msg{Envelope: env}, nil)
+				}
+				posted, unexp, parked := e.Len()
+				if err := e.Check(&tc.env); err != nil {
+					t.Fatal(err)
+				}
+				var got *Recv
+				if take {
+					got = e.TakeInTurn(tc.env.Ctx, tc.env.Src, tc.env.Tag, tc.env.Seq)
+				} else {
+					got = e.MatchPosted(&tc.env, tc.ok)
+				}
+				p2, u2, k2 := e.Len()
+				if tc.want < 0 {
+					if got != nil || p2 != posted || u2 != unexp || k2 != parked {
+						t.Fatalf("matched %v, len %d,%d,%d (was %d,%d,%d); want no match and no change", got, p2, u2, k2, posted, unexp, parked)
+					}
+					// It arrives later as usual (Arrive panics on a seq
+					// counted twice).
+					e.Arrive(&Msg{Envelope: tc.env}, nil)
+					return
+				}
+				if got != rs[tc.want] || p2 != posted-1 || u2 != unexp || k2 != parked {
+					t.Fatalf("matched %p (want %p), len %d,%d,%d (was %d,%d,%d)", got, rs[tc.want], p2, u2, k2, posted, unexp, parked)
+				}
+				// The next message of the source is in turn now.
+				next := tc.env
+				next.Seq++
+				if err := e.Check(&next); err != nil {
+					t.Fatalf("the next message after a matched one: %v", err)
+				}
+				if err := e.Check(&tc.env); err == nil {
+					t.Fatal("the matched message's seq is still expected")
+				}
+			})
+		}
 	}
 }
 
