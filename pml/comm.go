@@ -235,6 +235,22 @@ func (c *Comm) Isend(r *Request, buf []byte, dest, tag int, sync bool) error {
 	return c.startSend(r, buf, dest, tag, sync, plan)
 }
 
+// eagerFirst is planSend's most common answer without its call and its
+// plan: a send that is not synchronous, with valid arguments, to a peer
+// not lost, within its eager limit, is eager (its credit is eagerNow's to
+// take). It returns dest's world rank and true then; false leaves the
+// send to planSend. (A plan returned from planSend is a struct stored
+// field by field and loaded whole, a store-forwarding stall on every
+// send.)
+func (c *Comm) eagerFirst(n, dest, tag int, sync bool) (int, bool) {
+	if sync || !c.sendOK(dest, tag) {
+		return 0, false
+	}
+	w := c.WorldRank(dest)
+	pe := &c.p.peers[w]
+	return w, n <= pe.lim.eager && !pe.lost.Load()
+}
+
 // planSend checks a send's arguments and decides its protocol with
 // planSend's rule, taking the eager credit the plan needs: every send,
 // blocking or not, eager or not, is decided here. An eager send that is
@@ -373,12 +389,18 @@ func (c *Comm) startRecvH(r *Request, buf []byte, src, tag int, h *Handle, fresh
 
 // Send is a blocking send.
 func (c *Comm) Send(buf []byte, dest, tag int, sync bool) error {
-	plan, err := c.planSend(buf, dest, tag, sync)
-	if err != nil {
-		return err
+	var plan sendPlan
+	w, eager := c.eagerFirst(len(buf), dest, tag, sync)
+	if !eager {
+		var err error
+		if plan, err = c.planSend(buf, dest, tag, sync); err != nil {
+			return err
+		}
+		w, eager = c.WorldRank(dest), plan.proto == protoEager && !sync
 	}
-	dest = c.WorldRank(dest)
-	if plan.proto == protoEager && !sync {
+	dest = w
+	var err error
+	if eager {
 		pe := &c.p.peers[dest]
 		seq, sent, ok := c.eagerNow(pe, dest, tag, buf)
 		if sent {

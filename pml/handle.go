@@ -143,13 +143,19 @@ func (c *Comm) NewIsend(buf []byte, dest, tag int, sync bool) (*Handle, error) {
 // startIsend is StartIsend; with h nil it takes a Handle as NewIsend says
 // and returns it.
 func (c *Comm) startIsend(h *Handle, buf []byte, dest, tag int, sync bool) (*Handle, error) {
-	plan, err := c.planSend(buf, dest, tag, sync)
-	if err != nil {
-		return nil, err
+	var plan sendPlan
+	w, eager := c.eagerFirst(len(buf), dest, tag, sync)
+	if !eager {
+		var err error
+		if plan, err = c.planSend(buf, dest, tag, sync); err != nil {
+			return nil, err
+		}
+		w, eager = c.WorldRank(dest), plan.proto == protoEager && !sync
 	}
-	dest = c.WorldRank(dest)
+	dest = w
 	var r *Request
-	if plan.proto == protoEager && !sync {
+	var err error
+	if eager {
 		pe := &c.p.peers[dest]
 		seq, sent, ok := c.eagerNow(pe, dest, tag, buf)
 		if ok {

@@ -184,12 +184,11 @@ func (m *Module) TrySendLocked(dst int, tag btl.Tag, h btl.Header16, payload []b
 	if n > m.boxMsgMax || tag >= btl.NumTags || p.out == nil || p.mu.q.Len() != 0 || m.closed.Load() || p.lost.Load() {
 		return false
 	}
-	var hdr []byte // h by putMatch's word stores
-	if len(payload) > memcpy.TinyMax {
-		hb := h.Bytes()
-		hdr = hb[:]
+	if len(payload) <= memcpy.TinyMax {
+		return m.boxMatch(p, tag, h, payload)
 	}
-	_, sent := m.sendBox(p, tag, hdr, h, payload, n)
+	hb := h.Bytes()
+	_, sent := m.sendBox(p, tag, hb[:], payload, n)
 	return sent
 }
 
@@ -276,23 +275,39 @@ func (m *Module) send(dst int, tag btl.Tag, hdr, payload []byte, c btl.Completio
 // sendBox puts hdr+payload (n bytes) in p's fast box and wakes p if it
 // sleeps. It reports the pair sequence number the message carries, which
 // a message the box cannot take (too long, or the ring full) carries into
-// the FIFO, and whether the box took it. A nil hdr stands for h, a 16-byte
-// header as two words, with at most memcpy.TinyMax bytes of payload
-// (TrySend): putMatch writes them from registers. Called with p.mu held,
-// p.out set and p's pending queue empty.
-func (m *Module) sendBox(p *peer, tag btl.Tag, hdr []byte, h btl.Header16, payload []byte, n int) (uint32, bool) {
+// the FIFO, and whether the box took it. Called with p.mu held, p.out set
+// and p's pending queue empty.
+func (m *Module) sendBox(p *peer, tag btl.Tag, hdr, payload []byte, n int) (uint32, bool) {
 	seq := nextSeq(p.seq)
 	burst := m.burstNext(p)
 	m.raceSend(p.rank)
-	var ok bool
-	if hdr == nil {
-		ok = p.out.putMatch(tag, seq, h, payload)
-	} else {
-		ok = n <= m.boxMsgMax && p.out.put(tag, seq, hdr, payload, !burst)
-	}
-	if !ok {
+	if n > m.boxMsgMax || !p.out.put(tag, seq, hdr, payload, !burst) {
 		return seq, false
 	}
+	m.sentBox(p, seq, burst)
+	return seq, true
+}
+
+// boxMatch is sendBox for TrySend's messages: a 16-byte header as two
+// words and at most memcpy.TinyMax bytes of payload, which putMatch
+// writes from registers. Its arguments, unlike sendBox's twelve words,
+// all travel in registers (callgrind: 30 instructions less per message of
+// a window).
+func (m *Module) boxMatch(p *peer, tag btl.Tag, h btl.Header16, payload []byte) bool {
+	seq := nextSeq(p.seq)
+	burst := m.burstNext(p)
+	m.raceSend(p.rank)
+	if !p.out.putMatch(tag, seq, h, payload) {
+		return false
+	}
+	m.sentBox(p, seq, burst)
+	return true
+}
+
+// sentBox ends sendBox and boxMatch for a message the box took, number
+// seq: the pair's sequence advances, a sleeping receiver is woken, and a
+// burst asks for the ring's next line (else the send is noted).
+func (m *Module) sentBox(p *peer, seq uint32, burst bool) {
 	p.seq = seq
 	if p.ctl.armed.Load() != 0 {
 		wakeCtl(p.ctl)
@@ -302,7 +317,6 @@ func (m *Module) sendBox(p *peer, tag btl.Tag, hdr []byte, h btl.Header16, paylo
 	} else {
 		m.noteSend(p)
 	}
-	return seq, true
 }
 
 // sendNow sends at once: in p's fast box when there is one and the message
@@ -319,7 +333,7 @@ func (m *Module) sendNow(p *peer, tag btl.Tag, hdr, payload []byte, n int, off *
 	var seq uint32
 	if p.out != nil {
 		var sent bool
-		if seq, sent = m.sendBox(p, tag, hdr, btl.Header16{}, payload, n); sent {
+		if seq, sent = m.sendBox(p, tag, hdr, payload, n); sent {
 			return true
 		}
 	}
