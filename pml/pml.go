@@ -318,8 +318,9 @@ func New(cfg Config) (*PML, error) {
 	if err := p.wait.init(cfg.Modules); err != nil {
 		return nil, err
 	}
+	onMatch := p.onMatch()
 	for _, m := range cfg.Modules {
-		m.Register(btl.TagPMLMatch, p.onMatch)
+		m.Register(btl.TagPMLMatch, onMatch)
 		m.Register(btl.TagPMLRndv, p.onRndv)
 		m.Register(btl.TagPMLAck, p.onAck)
 		m.Register(btl.TagPMLFrag, p.onFrag)

@@ -328,9 +328,11 @@ func (e *Engine) Post(r *Recv) (*Msg, bool) {
 		panic(fmt.Sprintf("match: Post: receive tag %d; want AnyTag (-1) or >= 0", r.Tag))
 	}
 	c := e.context(r.Ctx)
-	if m := e.find(c, r.Src, r.Tag); m != nil {
-		e.unqueue(c, m)
-		return m, true
+	if e.nUnexp != 0 { // else nothing to look through (a window posted ahead of its messages)
+		if m := e.find(c, r.Src, r.Tag); m != nil {
+			e.unqueue(c, m)
+			return m, true
+		}
 	}
 	r.seq = c.postSeq
 	c.postSeq++
