@@ -29,32 +29,35 @@ type unexp struct {
 func (p *PML) onMatch() btl.RecvFunc {
 	return func(src int, data []byte) {
 		var h matchHdr
+		var payload []byte
 		if h.plainMatch(data) {
-			// arrive's common case inline (a window's every message): an
-			// eager message in its turn whose receive is posted.
-			payload := data[matchHdrLen:]
-			if uint(src) < uint(len(p.peers)) {
-				p.lockDelivery()
-				if rv := p.eng.TakeInTurn(h.ctx, src, int(h.tag), h.seq); rv != nil {
-					p.deliverEagerLocked(rv.Data.(*Request), src, &h, payload)
-					p.arrived++
-					if !p.streaming {
-						p.endDelivery()
-					}
-					return
-				}
-				p.arriveLocked(src, &h, false, payload)
+			payload = data[matchHdrLen:]
+		} else {
+			var err error
+			if payload, err = decodeMatch(data, &h); err != nil {
+				p.log.Error("dropping a malformed fragment", "from", src, "error", err)
 				return
 			}
-			p.arrive(src, &h, false, payload)
+		}
+		if uint(src) >= uint(len(p.peers)) {
+			p.arrive(src, &h, false, payload) // logs it
 			return
 		}
-		payload, err := decodeMatch(data, &h)
-		if err != nil {
-			p.log.Error("dropping a malformed fragment", "from", src, "error", err)
+		p.lockDelivery()
+		// The common case, an eager message in its turn whose receive is
+		// posted: matched without a Msg (no record to take, queue and
+		// free, no pair list), and without Check, which passes every
+		// message in its turn (src is in range, decodeMatch refused a
+		// negative tag).
+		if rv := p.eng.TakeInTurn(h.ctx, src, int(h.tag), h.seq); rv != nil {
+			p.deliverEagerLocked(rv.Data.(*Request), src, &h, payload)
+			p.arrived++
+			if !p.streaming {
+				p.endDelivery()
+			}
 			return
 		}
-		p.arrive(src, &h, false, payload)
+		p.arriveLocked(src, &h, false, payload)
 	}
 }
 
@@ -121,33 +124,20 @@ func (p *PML) endPass() {
 
 // arrive matches one arrived message and delivers every pair that follows.
 // It leaves mu held for the next delivery of the poll (see lockDelivery)
-// unless it has rendezvous jobs to run.
+// unless it has rendezvous jobs to run. (The MATCH handler, onMatch,
+// delivers an eager message that a posted receive takes in its turn
+// itself, and calls arriveLocked for the others.)
 func (p *PML) arrive(src int, h *matchHdr, rndv bool, payload []byte) {
 	if src < 0 || src >= len(p.peers) {
 		p.log.Error("fragment from an unknown rank", "from", src)
 		return
 	}
 	p.lockDelivery()
-	if !rndv {
-		// The common case, an eager message in its turn whose receive is
-		// posted: matched without a Msg (no record to take, queue and
-		// free, no pair list), and without Check, which passes every
-		// message in its turn (src is in range, decodeMatch refused a
-		// negative tag).
-		if rv := p.eng.TakeInTurn(h.ctx, src, int(h.tag), h.seq); rv != nil {
-			p.deliverEagerLocked(rv.Data.(*Request), src, h, payload)
-			p.arrived++
-			if !p.streaming {
-				p.endDelivery()
-			}
-			return
-		}
-	}
 	p.arriveLocked(src, h, rndv, payload)
 }
 
-// arriveLocked is arrive for a message its common case did not take (mu
-// held for the delivery: lockDelivery).
+// arriveLocked is arrive with mu held for the delivery (lockDelivery) and
+// src in range.
 func (p *PML) arriveLocked(src int, h *matchHdr, rndv bool, payload []byte) {
 	env := match.Envelope{Ctx: h.ctx, Src: src, Tag: int(h.tag), Seq: h.seq}
 	if err := p.eng.Check(&env); err != nil {
