@@ -507,26 +507,20 @@ func (c *Comm) Recv(buf []byte, src, tag int) (Status, error) {
 // when it is free (a single-threaded rank always gets the same, cache-hot
 // request; unlike the pool, which drops items under -race, it keeps the
 // blocking path at exactly zero allocations), else one from the pool.
-// The spare is zeroed here rather than in putReq: a blocking Recv ends in
-// putReq, between its message's arrival and the program's reply, and
-// zeroing the 368-byte Request there (~45 instructions) was on a
-// ping-pong's path; here it is done while the reply is on its way.
 func (p *PML) getReq() *Request {
 	if r := p.spare.Swap(nil); r != nil {
-		*r = Request{}
 		return r
 	}
 	return reqPool.Get().(*Request)
 }
 
-// putReq keeps a request no one else can reach any more as the spare,
-// not yet zeroed (getReq zeroes it). A release store (internal/relaxed),
-// not an XCHG: a blocking Recv ends here between its message's arrival
-// and the program's reply, where a locked instruction costs the
-// ping-pong (osu lat 0-256 B 0-7% faster, 2x11 interleaved runs).
+// putReq keeps a request no one else can reach any more as the spare. A
+// release store (internal/relaxed), not an XCHG: a blocking Recv ends
+// here between its message's arrival and the program's reply, where a
+// locked instruction costs the ping-pong (osu lat 0-256 B 0-7% faster,
+// 2x11 interleaved runs).
 func (p *PML) putReq(r *Request) {
-	if reusable(r) {
-		r.buf = nil // the program's buffer is not kept alive by the spare
+	if reset(r) {
 		relaxed.StorePointer(&p.spare, r)
 	}
 }

@@ -87,8 +87,8 @@
 // that found its message) never hands its Request out: it goes back at
 // once; an eager send to a btl.TrySender that takes it at once never takes
 // one (its header goes to the BTL by value), nor does a blocking Send of
-// it. The blocking calls take a Request from PML.spare (zeroed as it is
-// taken) or the pool, and put it back after their wait.
+// it. The blocking calls take a zero Request from PML.spare (or the pool)
+// and put it back after their wait.
 //
 // Waiting (wait.go): a blocking call polls Progress for SpinCount idle
 // polls, and SpinUsec more microseconds (a Barrier at least 20 ms) when

@@ -116,20 +116,12 @@ func recycle(r *Request) {
 // reset reports false. A Request that had a waiter is reused once finish
 // is done with it, so a Recv that blocks allocates no Request.
 func reset(r *Request) bool {
-	if !reusable(r) {
-		return false
-	}
-	*r = Request{}
-	return true
-}
-
-// reusable is reset's test without the zeroing.
-func reusable(r *Request) bool {
 	if !r.early {
 		if s := r.state.Load(); s != stDone && s != stDone|stWaiter|stWoken {
 			return false
 		}
 	}
+	*r = Request{}
 	return true
 }
 
