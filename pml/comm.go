@@ -155,8 +155,9 @@ func (c *Comm) Usable() error { return c.usable() }
 // PML returns the engine c belongs to.
 func (c *Comm) PML() *PML { return c.p }
 
-// checkSend validates a send's arguments. The common case (all valid)
-// inlines into the caller; sendError says what is wrong otherwise.
+// checkSend validates a send's arguments: nil, or what sendError says is
+// wrong. The hot paths call sendOK, which inlines, and sendError only when
+// it fails.
 func (c *Comm) checkSend(dest, tag int) error {
 	if c.sendOK(dest, tag) {
 		return nil
@@ -164,9 +165,8 @@ func (c *Comm) checkSend(dest, tag int) error {
 	return c.sendError(dest, tag)
 }
 
-// sendOK is checkSend's common case, which inlines (checkSend, with the
-// error's call, does not): the hot paths call it and sendError only when
-// it fails.
+// sendOK reports whether a send's arguments are valid (checkSend's nil),
+// in few enough steps to inline.
 func (c *Comm) sendOK(dest, tag int) bool {
 	return c.fine() && uint(dest) < uint(c.size) && uint(tag) <= MaxTag
 }

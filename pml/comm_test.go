@@ -56,6 +56,13 @@ func TestSplitGroupsAndTranslatesRanks(t *testing.T) {
 		if err := s.Send(nil, 2, 0, false); !errors.Is(err, errs.ErrInvalidRank) {
 			t.Errorf("send to rank 2 of a 2-rank split: %v; want ErrInvalidRank", err)
 		}
+		if _, err := s.Recv(nil, 2, 0); !errors.Is(err, errs.ErrInvalidRank) {
+			t.Errorf("receive from rank 2 of a 2-rank split: %v; want ErrInvalidRank", err)
+		}
+		var bad Handle
+		if err := s.StartIrecv(&bad, nil, 2, 0); !errors.Is(err, errs.ErrInvalidRank) {
+			t.Errorf("Irecv from rank 2 of a 2-rank split: %v; want ErrInvalidRank", err)
+		}
 		if err := s.Barrier(); err != nil {
 			t.Error(err)
 		}

@@ -291,8 +291,8 @@ func (m *Module) sendBox(p *peer, tag btl.Tag, hdr, payload []byte, n int) (uint
 // boxMatch is sendBox for TrySend's messages: a 16-byte header as two
 // words and at most memcpy.TinyMax bytes of payload, which putMatch
 // writes from registers. Its arguments, unlike sendBox's twelve words,
-// all travel in registers (callgrind: 30 instructions less per message of
-// a window).
+// all travel in registers (callgrind: 12 instructions less per message of
+// a window, 10 per ping-pong message).
 func (m *Module) boxMatch(p *peer, tag btl.Tag, h btl.Header16, payload []byte) bool {
 	seq := nextSeq(p.seq)
 	burst := m.burstNext(p)

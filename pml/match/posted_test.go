@@ -48,7 +48,7 @@ func TestMatchPosted(t *testing.T) {
 		for _, take := range []bool{false, true} {
 			name := tc.name
 			if take {
-				if tc.ok(nil) == false {
+				if !tc.ok(nil) {
 					continue // TakeInTurn has no test
 				}
 				name += "/TakeInTurn"
