@@ -420,6 +420,16 @@ func (h *Handle) result() (Status, error) {
 	return st, nil
 }
 
+// Settled returns h's result when it is settled without an error, the
+// common case of a Wait on a request that has completed, in few enough
+// steps to inline into the caller (no locked instruction, no call).
+func (h *Handle) Settled() (Status, bool) {
+	if h.r == nil || h.word.Load()&(hSettled|hFailed) == hSettled {
+		return Status{Source: int(h.src), Tag: int(h.tag), Count: int(h.count)}, true
+	}
+	return Status{}, false
+}
+
 // Wait blocks until the operation completes or ctx ends (ctx may be nil);
 // on ctx's end the request stays valid.
 func (h *Handle) Wait(ctx context.Context) (Status, error) {

@@ -309,6 +309,9 @@ func TestHandleSettledByDelivery(t *testing.T) {
 				if r == nil || r.h != &h {
 					t.Fatalf("posted receive: h.r %p, its h %p; want each other", r, r.h)
 				}
+				if st, ok := h.Settled(); ok {
+					t.Fatalf("Settled = %+v, true on a posted receive", st)
+				}
 				if how == "claimed" && !h.Claim() {
 					t.Fatal("Claim failed on a fresh handle")
 				}
@@ -331,6 +334,9 @@ func TestHandleSettledByDelivery(t *testing.T) {
 				}
 			}
 			want := Status{Source: 0, Tag: 5, Count: 8}
+			if st, ok := h.Settled(); !ok || st != want {
+				t.Fatalf("Settled = %+v, %v; want %+v, true", st, ok, want)
+			}
 			for i := range 2 {
 				if st, err := h.Wait(nil); err != nil || st != want {
 					t.Fatalf("Wait %d = %+v, %v; want %+v", i, st, err, want)
@@ -385,6 +391,9 @@ func TestHandleDeliveryLeavesErrors(t *testing.T) {
 	for i := range 2 {
 		if st, err := h.Wait(nil); !errors.Is(err, errs.ErrTruncate) || st != want {
 			t.Fatalf("Wait %d = %+v, %v; want %+v and ErrTruncate", i, st, err, want)
+		}
+		if st, ok := h.Settled(); ok {
+			t.Fatalf("Settled = %+v, true on a failed receive (its error is Wait's to return)", st)
 		}
 	}
 }
