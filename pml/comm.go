@@ -131,20 +131,20 @@ var errNilComm = fmt.Errorf("gorun: nil communicator: %w", errs.ErrInvalidComm)
 
 // usable reports why c cannot be used (nil, after Close or Free), or nil.
 func (c *Comm) usable() error {
-	if c == nil {
+	switch {
+	case c.fine():
+		return nil
+	case c == nil:
 		return errNilComm
-	}
-	if c.p.closed.Load() {
+	case c.p.closed.Load():
 		return errClosed
-	}
-	if c.freed.Load() || c.parent != nil && c.parent.freed.Load() {
+	default: // c or its parent freed
 		return errInvalidComm
 	}
-	return nil
 }
 
-// fine is usable() == nil as a bool: the argument checks' common case, in
-// few enough steps that they inline.
+// fine reports whether c can be used (usable() == nil, which it decides):
+// the argument checks' common case, in few enough steps that they inline.
 func (c *Comm) fine() bool {
 	return c != nil && !c.p.closed.Load() && !c.freed.Load() && (c.parent == nil || !c.parent.freed.Load())
 }
@@ -396,7 +396,7 @@ func (c *Comm) Send(buf []byte, dest, tag int, sync bool) error {
 		if plan, err = c.planSend(buf, dest, tag, sync); err != nil {
 			return err
 		}
-		w, eager = c.WorldRank(dest), plan.proto == protoEager && !sync
+		w = c.WorldRank(dest) // not eager: eagerFirst takes every eager send that is not synchronous
 	}
 	dest = w
 	var err error

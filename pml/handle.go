@@ -150,7 +150,7 @@ func (c *Comm) startIsend(h *Handle, buf []byte, dest, tag int, sync bool) (*Han
 		if plan, err = c.planSend(buf, dest, tag, sync); err != nil {
 			return nil, err
 		}
-		w, eager = c.WorldRank(dest), plan.proto == protoEager && !sync
+		w = c.WorldRank(dest) // not eager: eagerFirst takes every eager send that is not synchronous
 	}
 	dest = w
 	var r *Request
@@ -413,7 +413,7 @@ func (h *Handle) settle(r *Request) (Status, error) {
 // the start, before h was shared). A failed result's error is in h.r,
 // which is never recycled.
 func (h *Handle) result() (Status, error) {
-	st := Status{Source: int(h.src), Tag: int(h.tag), Count: int(h.count)}
+	st := h.status()
 	if h.r != nil && h.word.Load()&hFailed != 0 {
 		return st, h.r.err
 	}
@@ -425,9 +425,14 @@ func (h *Handle) result() (Status, error) {
 // steps to inline into the caller (no locked instruction, no call).
 func (h *Handle) Settled() (Status, bool) {
 	if h.r == nil || h.word.Load()&(hSettled|hFailed) == hSettled {
-		return Status{Source: int(h.src), Tag: int(h.tag), Count: int(h.count)}, true
+		return h.status(), true
 	}
 	return Status{}, false
+}
+
+// status is the Status stored in h (setStatus's inverse).
+func (h *Handle) status() Status {
+	return Status{Source: int(h.src), Tag: int(h.tag), Count: int(h.count)}
 }
 
 // Wait blocks until the operation completes or ctx ends (ctx may be nil);
