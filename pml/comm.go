@@ -274,7 +274,10 @@ func (c *Comm) planSend(buf []byte, dest, tag int, sync bool) (sendPlan, error) 
 		}
 		return planSend(n, pe.lim, false, false), nil
 	}
-	stream := (pe.lim.streamable(n) || pe.lim.splitsInStream(n)) && c.streamingTo(pe, dest)
+	stream := (pe.lim.streamable(n) || pe.lim.splitsInStream(n)) && c.streamingTo(pe, dest, n)
+	if stream && pe.streamRead.Load() != 0 && pe.lim.streamable(n) {
+		stream = false // this stream's messages are read (timeStream)
+	}
 	plan := planSend(n, pe.lim, true, stream)
 	if plan.credit > 0 && !p.takeCredit(pe, plan.credit) {
 		plan = planSend(n, pe.lim, false, false) // out of credit: a stream's message is read too

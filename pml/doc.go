@@ -7,7 +7,9 @@
 // Protocols, chosen per message by its size against the BTL's limits (and,
 // between the eager limit and pml_ob1_stream_limit, by whether the send
 // continues a one-way stream, whose rendezvous carries the whole payload
-// in its first fragment instead of a single-copy read: Comm.streamingTo):
+// in its first fragment instead of a single-copy read: Comm.streamingTo;
+// with pml_ob1_stream_adaptive, whichever of the two moved the stream's
+// windows faster lately: PML.timeStream):
 //
 //	eager   MATCH(ctx,tag,seq)+payload; the send completes when the BTL has
 //	        copied the payload. With the sync flag (Ssend) the header also

@@ -31,8 +31,10 @@ type fakeNet struct {
 	tune func(*Config)
 	// readDelay and fragDelay slow down each ReadFrom and each FRAG Send
 	// (the two paths of a rendezvous); reads and frags count them.
-	readDelay, fragDelay time.Duration
-	reads, frags         atomic.Int64
+	// carryDelay slows down each RNDV Send that carries payload (a stream's
+	// message); carries counts them.
+	readDelay, fragDelay, carryDelay time.Duration
+	reads, frags, carries            atomic.Int64
 	// place makes the modules read FRAG payloads straight into the place
 	// the PML gives (btl.Placer), in two pieces; placed counts them.
 	place  bool
@@ -162,6 +164,10 @@ func (m *fakeMod) Send(peer int, tag btl.Tag, hdr, payload []byte, c btl.Complet
 	if tag == btl.TagPMLFrag {
 		m.net.frags.Add(1)
 		time.Sleep(m.net.fragDelay)
+	}
+	if tag == btl.TagPMLRndv && len(payload) > 0 {
+		m.net.carries.Add(1)
+		time.Sleep(m.net.carryDelay)
 	}
 	m.mu.Lock()
 	if m.peerDead[peer] {

@@ -60,6 +60,12 @@ type Config struct {
 	// whole payload in its first fragment when it continues a one-way
 	// stream (Comm.streamingTo, planSend). 0: never.
 	StreamLimit int
+	// StreamAdaptive: a one-way stream of messages that StreamLimit lets
+	// carry their payload times its windows, and the next stream carries
+	// it or lets the receiver read it, whichever moved that size's data
+	// faster lately (rget.go's pathEst, per size class, on the clock of
+	// RgetExploreMs). false: a stream always carries it.
+	StreamAdaptive bool
 	// SleepTimeout bounds one sleep in the transport (peer-loss checks and
 	// pending-queue retries happen at least this often while idle).
 	SleepTimeout time.Duration
@@ -146,6 +152,13 @@ type peer struct {
 	streamSent atomic.Uint32
 	streamBack atomic.Uint32
 	oneWay     atomic.Uint32 // 1: one-way
+	// With Config.StreamAdaptive: streamT0 is when the current one-way
+	// stream began (ns on PML.streams' clock; 0: not timed), streamN0 the
+	// size of its first message, streamRead 1 when its messages in the
+	// stream band are read rather than carried.
+	streamT0   atomic.Uint64
+	streamN0   atomic.Uint64
+	streamRead atomic.Uint32
 }
 
 // PML is the point-to-point engine of one rank. Lock order (a goroutine
@@ -221,6 +234,9 @@ type PML struct {
 	hdrBuf      [btl.MaxHeader]byte // for sends made under mu
 
 	rget rgetChoice // single copy or pipeline, per message (rget.go); regs under mu
+	// streams: carried or read, per one-way stream (Config.StreamAdaptive,
+	// Comm.streamingTo); only its est and mutex are used.
+	streams rgetChoice
 
 	jobs []rndvJob // arrive's scratch, guarded by progMu (arrive runs in BTL callbacks)
 	// delivering: this Progress pass holds mu for the eager deliveries of
@@ -276,6 +292,8 @@ func New(cfg Config) (*PML, error) {
 		recvs: make(map[uint64]*Request),
 	}
 	p.rget.init(time.Duration(cfg.RgetExploreMs) * time.Millisecond)
+	p.streams.init(time.Duration(cfg.RgetExploreMs) * time.Millisecond)
+	p.streams.warmUp = true
 	p.reqs.init()
 	for i := range p.peers {
 		var best btl.Module

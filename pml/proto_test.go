@@ -157,21 +157,24 @@ func TestPathEstPick(t *testing.T) {
 		return e
 	}
 	tests := []struct {
-		name string
-		e    pathEst
-		now  int64
-		read bool
+		name  string
+		e     pathEst
+		now   int64
+		first int
+		read  bool
 	}{
-		{"nothing measured: try the read first", pathEst{}, 10, true},
-		{"read measured, pipeline not: try the pipeline", known(0, 0.1, 0, 5), 10, false},
-		{"read cheaper: read", known(0.2, 0.1, 5000, 5000), 5500, true},
-		{"pipeline cheaper: pipeline", known(0.1, 0.2, 5000, 5000), 5500, false},
-		{"pipeline cheaper but the read's measurement is stale: try the read once", known(0.1, 0.2, 5000, 3000), 5500, true},
-		{"read cheaper but the pipeline's measurement is stale: try the pipeline once", known(0.2, 0.1, 3000, 5000), 5500, false},
-		{"exactly explore old is not stale", known(0.1, 0.2, 5000, 4500), 5500, false},
+		{"nothing measured: try the read first (rget)", pathEst{}, 10, pathRead, true},
+		{"nothing measured: try the pipeline first (a stream)", pathEst{}, 10, pathPipe, false},
+		{"read measured, pipeline not: try the pipeline", known(0, 0.1, 0, 5), 10, pathRead, false},
+		{"pipeline measured, read not: try the read", known(0.1, 0, 5, 0), 10, pathPipe, true},
+		{"read cheaper: read", known(0.2, 0.1, 5000, 5000), 5500, pathPipe, true},
+		{"pipeline cheaper: pipeline", known(0.1, 0.2, 5000, 5000), 5500, pathRead, false},
+		{"pipeline cheaper but the read's measurement is stale: try the read once", known(0.1, 0.2, 5000, 3000), 5500, pathPipe, true},
+		{"read cheaper but the pipeline's measurement is stale: try the pipeline once", known(0.2, 0.1, 3000, 5000), 5500, pathRead, false},
+		{"exactly explore old is not stale", known(0.1, 0.2, 5000, 4500), 5500, pathRead, false},
 	}
 	for _, tt := range tests {
-		read, next := tt.e.pick(tt.now, explore)
+		read, next := tt.e.pick(tt.now, explore, tt.first)
 		if read != tt.read {
 			t.Errorf("%s: pick = read %v, want %v", tt.name, read, tt.read)
 		}
@@ -186,9 +189,9 @@ func TestPathEstPick(t *testing.T) {
 	// A stale loser is tried once, then the winner again: the try counts
 	// as fresh.
 	e := known(0.1, 0.2, 5000, 3000)
-	if read, e2 := e.pick(5500, explore); !read {
+	if read, e2 := e.pick(5500, explore, pathRead); !read {
 		t.Fatal("stale read not tried")
-	} else if read, _ := e2.pick(5600, explore); read {
+	} else if read, _ := e2.pick(5600, explore, pathRead); read {
 		t.Error("after one try of the stale read, the cheaper pipeline should be taken again")
 	}
 }

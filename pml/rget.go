@@ -53,9 +53,10 @@ const pathSamples = 4
 
 // pathEst is what one size class knows of the two paths.
 type pathEst struct {
-	ns   [2][pathSamples]float64 // recent costs in ns per byte, a ring each; 0: empty
-	next [2]uint8                // the ring's next index
-	at   [2]int64                // when each path was last measured or tried (ns, monotonic)
+	ns     [2][pathSamples]float64 // recent costs in ns per byte, a ring each; 0: empty
+	next   [2]uint8                // the ring's next index
+	at     [2]int64                // when each path was last measured or tried (ns, monotonic)
+	warmed [2]bool                 // rgetChoice.warmUp: the path's first measurement was dropped
 }
 
 // cost is path's cost in ns per byte: the least of its recent
@@ -72,12 +73,15 @@ func (e *pathEst) cost(path int) float64 {
 
 // pick returns whether the next serial message of this class reads, and
 // the estimate with the chosen path's try noted. A path never measured is
-// tried first (the read first); then the cheaper one is taken, except that
-// the other is tried once when its measurement is older than explore ns.
-func (e pathEst) pick(now, explore int64) (read bool, next pathEst) {
+// tried first (first, when neither was); then the cheaper one is taken,
+// except that the other is tried once when its measurement is older than
+// explore ns.
+func (e pathEst) pick(now, explore int64, first int) (read bool, next pathEst) {
 	var path int
 	rc, pc := e.cost(pathRead), e.cost(pathPipe)
 	switch {
+	case rc == 0 && pc == 0:
+		path = first
 	case rc == 0:
 		path = pathRead
 	case pc == 0:
@@ -114,6 +118,7 @@ func rgetClass(n int) int { return min(bits.Len(uint(n)), rgetClasses-1) }
 // rgetChoice holds the estimates of one rank. Its mutex is a leaf lock.
 type rgetChoice struct {
 	mu      sync.Mutex
+	warmUp  bool  // drop each path's first measurement in each size class (a stream's first window of a way is 2-4x slow)
 	explore int64 // pml_ob1_rget_explore in ns
 	epoch   time.Time
 	est     [rgetClasses]pathEst
@@ -130,23 +135,33 @@ func (c *rgetChoice) init(explore time.Duration) {
 // now is the time in ns since init, monotonic.
 func (c *rgetChoice) now() int64 { return int64(time.Since(c.epoch)) }
 
-// choose picks the path of a serial message whose rest is n bytes.
-func (c *rgetChoice) choose(n int) bool {
+// choose picks the path of a serial message whose rest is n bytes (the
+// read first, when neither was measured).
+func (c *rgetChoice) choose(n int) bool { return c.chooseAt(n, c.now(), pathRead) }
+
+// chooseAt is choose at now, trying first when neither path was measured.
+func (c *rgetChoice) chooseAt(n int, now int64, first int) bool {
 	k := rgetClass(n)
-	now := c.now()
 	c.mu.Lock()
-	read, e := c.est[k].pick(now, c.explore)
+	read, e := c.est[k].pick(now, c.explore, first)
 	c.est[k] = e
 	c.mu.Unlock()
 	return read
 }
 
 // note records that the rest of a serial message, n bytes, took d by path.
-func (c *rgetChoice) note(path int, n int, d time.Duration) {
+func (c *rgetChoice) note(path int, n int, d time.Duration) { c.noteAt(path, n, n, d, c.now()) }
+
+// noteAt records that bytes bytes of size class rgetClass(n) took d by
+// path, at now.
+func (c *rgetChoice) noteAt(path int, n, bytes int, d time.Duration, now int64) {
 	k := rgetClass(n)
-	now := c.now()
 	c.mu.Lock()
-	c.est[k] = c.est[k].note(path, d, n, now)
+	if e := &c.est[k]; c.warmUp && !e.warmed[path] {
+		e.warmed[path], e.at[path] = true, now // so the path counts as not measured, and is taken again
+	} else {
+		*e = e.note(path, d, bytes, now)
+	}
 	c.mu.Unlock()
 }
 

@@ -496,6 +496,42 @@ func TestStream(t *testing.T) {
 			t.Errorf("%d of 40 messages read; want all", r)
 		}
 	})
+	// pml_ob1_stream_adaptive: the first two one-way streams (the second
+	// and third windows) carry their messages, the next two have them
+	// read (the first of each way is not timed), and the later ones go
+	// the way that took less time, here the one that the fake does not
+	// slow down by 2 ms a message (explore is long enough that the slower
+	// way is not tried again).
+	adaptive := func(slowReads bool) *fakeNet {
+		net := newNet(1024)
+		net.tune = func(c *Config) {
+			c.RgetLimit, c.StreamLimit, c.StreamAdaptive, c.RgetExploreMs = 257, 1024, true, 1_000_000
+		}
+		if slowReads {
+			net.readDelay = 2 * time.Millisecond
+		} else {
+			net.carryDelay = 2 * time.Millisecond
+		}
+		windowsOf(t, net, false, false)
+		return net
+	}
+	t.Run("adaptive, reads slower", func(t *testing.T) {
+		net := adaptive(true)
+		// Read: the first window, each later window's first message, and
+		// the fourth and fifth windows' others (the read's tries).
+		want := window + windows - 1 + 2*(window-1)
+		if r, c := net.reads.Load(), net.carries.Load(); r != int64(want) || c != int64(window*windows-want) {
+			t.Errorf("%d messages read, %d carried; want %d and %d", r, c, want, window*windows-want)
+		}
+	})
+	t.Run("adaptive, carrying slower", func(t *testing.T) {
+		net := adaptive(false)
+		// Carried: the second and third windows' messages but their
+		// first; every other message is read.
+		if r, c := net.reads.Load(), net.carries.Load(); c != 2*(window-1) || r != int64(window*windows-2*(window-1)) {
+			t.Errorf("%d messages read, %d carried; want %d and %d", r, c, window*windows-2*(window-1), 2*(window-1))
+		}
+	})
 }
 
 // TestStreamSplit: a read of at least pml_ob1_rget_split_stream bytes (and

@@ -2,6 +2,7 @@ package pml
 
 import (
 	"fmt"
+	"time"
 	"unsafe"
 
 	"github.com/gorun-mpi/gorun/btl"
@@ -218,7 +219,11 @@ func (p *PML) onFin(src int, data []byte) {
 // ping-pong's among them, read only atomics. (After a lone send the count
 // is not read, so the next one covers more than one stream: it can only
 // find more messages back, and keep the read.)
-func (c *Comm) streamingTo(pe *peer, dest int) bool {
+//
+// With Config.StreamAdaptive, the first send of a stream also ends the
+// timing of the one before it and picks how this one's messages travel
+// (timeStream).
+func (c *Comm) streamingTo(pe *peer, dest, n int) bool {
 	p := c.p
 	ev := p.wait.events.Load() + 1
 	if pe.streamEv.Load() == ev {
@@ -235,10 +240,58 @@ func (c *Comm) streamingTo(pe *peer, dest int) bool {
 			oneWay = 1
 		}
 		relaxed.Store32(&pe.streamBack, back)
+		if p.cfg.StreamAdaptive {
+			p.timeStream(pe, n, sent, oneWay != 0)
+		}
 	}
 	relaxed.Store32(&pe.streamSent, 1)
 	relaxed.Store32(&pe.oneWay, oneWay)
 	return false
+}
+
+// timeStream (Config.StreamAdaptive) runs at the first send, of n bytes,
+// after a stream of sent sends to pe. When that stream was a timed one
+// (one-way, its messages in the stream band), its time from its first send
+// to this one, over sent times its first message's size, is a measurement
+// of the way its messages went (pathEst, by size class); a window's
+// messages overlap, so only the whole window's time compares, and it
+// includes whatever the program did between windows, which both ways pay
+// alike. The first window that takes each way is not counted: in osu bw
+// at 8 and 16 KiB it took 3.5-4x as long as the later ones (0.76-0.78
+// ns/B against 0.19-0.22 carried), and would have kept the other way
+// for pml_ob1_rget_explore. Then, when the new stream is one-way and n in the stream band
+// (and the BTL can read: the other way is the read), it picks the new
+// stream's way: carried (the pipeline; tried first) or read, whichever was
+// faster in the last few windows of that size class that took it, the
+// slower one tried again with one window once its timing is older than
+// pml_ob1_rget_explore. The clock is read only around one-way streams.
+func (p *PML) timeStream(pe *peer, n int, sent uint32, oneWay bool) {
+	t0 := int64(pe.streamT0.Load())
+	timed := oneWay && pe.lim.streamable(n) && pe.lim.inBand(n)
+	if t0 == 0 && !timed {
+		return
+	}
+	now := p.streams.now()
+	if t0 != 0 {
+		n0 := int(pe.streamN0.Load())
+		path := pathPipe
+		if pe.streamRead.Load() != 0 {
+			path = pathRead
+		}
+		p.streams.noteAt(path, n0, int(sent)*n0, time.Duration(now-t0), now)
+	}
+	if !timed {
+		relaxed.Store64(&pe.streamT0, 0) // (streamRead is 0 whenever streamT0 is)
+		relaxed.Store32(&pe.streamRead, 0)
+		return
+	}
+	var read uint32
+	if p.streams.chooseAt(n, now, pathPipe) {
+		read = 1
+	}
+	relaxed.Store32(&pe.streamRead, read)
+	relaxed.Store64(&pe.streamN0, uint64(n))
+	relaxed.Store64(&pe.streamT0, uint64(max(now, 1)))
 }
 
 // takeCreditLocked takes n bytes of eager credit towards pe, with
