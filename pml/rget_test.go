@@ -607,3 +607,77 @@ func TestStreamSplit(t *testing.T) {
 		}
 	})
 }
+
+// TestStreamAdaptiveLoneSends: a lone send that follows a timed stream
+// starts a stream of one, whose "time" would run to the next window's
+// start across whatever the program did in between; it is not counted.
+// The fake slows each carried message by 1 ms, so the read wins the first
+// tries (a carried window ~1.2 ns/B); then five rounds of a lone send, a
+// 40 ms pause and a window (of 16, so that the stream after each lone
+// send counts as one-way again), and two windows after them: both are
+// read. (Counted, the lone sends' times, ~3 ns/B each, would have filled
+// the read's samples and made both carry.)
+func TestStreamAdaptiveLoneSends(t *testing.T) {
+	const n, window = 800, 16
+	net := newFakeNet(2, 256, 1024)
+	net.rget, net.carryDelay = true, time.Millisecond
+	net.tune = func(c *Config) {
+		c.RgetLimit, c.StreamLimit, c.StreamAdaptive, c.RgetExploreMs = 257, 1024, true, 1_000_000
+	}
+	// Each step: a window (8 messages) or a lone send (1), then the ack.
+	steps := []int{window, window, window, window, window}
+	for i := 0; i < 5; i++ {
+		steps = append(steps, -1, window) // -1: a lone send, then the pause
+	}
+	steps = append(steps, window, window)
+	job(t, net, func(t *testing.T, c *Comm) {
+		peer := 1 - c.Rank()
+		for s, k := range steps {
+			count := max(k, 1)
+			var reqs []*Request
+			bufs := make([][]byte, count)
+			for i := range bufs {
+				r := new(Request)
+				var err error
+				if c.Rank() == 1 {
+					bufs[i] = make([]byte, n)
+					err = c.Irecv(r, bufs[i], peer, 3)
+				} else {
+					err = c.Isend(r, pattern(n, s*window+i), peer, 3, false)
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				reqs = append(reqs, r)
+			}
+			for _, r := range reqs {
+				if _, err := r.Wait(nil); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+			for i := range bufs {
+				if c.Rank() == 1 && !bytes.Equal(bufs[i], pattern(n, s*window+i)) {
+					t.Errorf("step %d message %d: wrong bytes", s, i)
+				}
+			}
+			var ack [1]byte
+			if c.Rank() == 1 {
+				if err := c.Send(ack[:], peer, 4, false); err != nil {
+					t.Error(err)
+				}
+			} else if _, err := c.Recv(ack[:], peer, 4); err != nil {
+				t.Error(err)
+			}
+			if k < 0 && c.Rank() == 0 {
+				time.Sleep(40 * time.Millisecond)
+			}
+		}
+	})
+	// Carried: the second and third windows' messages but their first
+	// (the carried way's tries); nothing after.
+	if c := net.carries.Load(); c != 2*(window-1) {
+		t.Errorf("%d messages carried; want %d (the tries of the second and third windows)", c, 2*(window-1))
+	}
+}

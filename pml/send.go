@@ -243,6 +243,11 @@ func (c *Comm) streamingTo(pe *peer, dest, n int) bool {
 		if p.cfg.StreamAdaptive {
 			p.timeStream(pe, n, sent, oneWay != 0)
 		}
+	} else if pe.streamT0.Load() != 0 {
+		// The timed stream was a lone send: what follows it is not a
+		// window's time (TestStreamAdaptiveLoneSends).
+		relaxed.Store64(&pe.streamT0, 0)
+		relaxed.Store32(&pe.streamRead, 0)
 	}
 	relaxed.Store32(&pe.streamSent, 1)
 	relaxed.Store32(&pe.oneWay, oneWay)
