@@ -118,7 +118,7 @@ func rgetClass(n int) int { return min(bits.Len(uint(n)), rgetClasses-1) }
 // rgetChoice holds the estimates of one rank. Its mutex is a leaf lock.
 type rgetChoice struct {
 	mu      sync.Mutex
-	warmUp  bool  // drop each path's first measurement in each size class (a stream's first window of a way is 2-4x slow)
+	warmUp  bool  // drop each path's first measurement in each size class (a stream's first window of a way ran 3.5-4x slow)
 	explore int64 // pml_ob1_rget_explore in ns
 	epoch   time.Time
 	est     [rgetClasses]pathEst
