@@ -115,7 +115,9 @@ func (e pathEst) note(path int, d time.Duration, n int, now int64) pathEst {
 // rgetClass is the size class of a rest of n bytes.
 func rgetClass(n int) int { return min(bits.Len(uint(n)), rgetClasses-1) }
 
-// rgetChoice holds the estimates of one rank. Its mutex is a leaf lock.
+// rgetChoice holds one rank's estimates for one choice: a serial
+// rendezvous's path (PML.rget) or a one-way stream's way (PML.streams,
+// with warmUp). Its mutex is a leaf lock.
 type rgetChoice struct {
 	mu      sync.Mutex
 	warmUp  bool  // drop each path's first measurement in each size class (a stream's first window of a way ran 3.5-4x slow)

@@ -246,8 +246,7 @@ func (c *Comm) streamingTo(pe *peer, dest, n int) bool {
 	} else if pe.streamT0.Load() != 0 {
 		// The timed stream was a lone send: what follows it is not a
 		// window's time (TestStreamAdaptiveLoneSends).
-		relaxed.Store64(&pe.streamT0, 0)
-		relaxed.Store32(&pe.streamRead, 0)
+		pe.untimeStream()
 	}
 	relaxed.Store32(&pe.streamSent, 1)
 	relaxed.Store32(&pe.oneWay, oneWay)
@@ -263,13 +262,14 @@ func (c *Comm) streamingTo(pe *peer, dest, n int) bool {
 // includes whatever the program did between windows, which both ways pay
 // alike. The first window that takes each way is not counted: in osu bw
 // at 8 and 16 KiB it took 3.5-4x as long as the later ones (0.76-0.78
-// ns/B against 0.19-0.22 carried), and would have kept the other way
-// for pml_ob1_rget_explore. Then, when the new stream is one-way and n in the stream band
-// (and the BTL can read: the other way is the read), it picks the new
-// stream's way: carried (the pipeline; tried first) or read, whichever was
-// faster in the last few windows of that size class that took it, the
-// slower one tried again with one window once its timing is older than
-// pml_ob1_rget_explore. The clock is read only around one-way streams.
+// ns/B against 0.19-0.22 carried), and would have kept the other way for
+// pml_ob1_rget_explore. Then, when the new stream is one-way and n in the
+// stream band (and the BTL can read: the other way is the read), it picks
+// the new stream's way: carried (the pipeline; tried first) or read,
+// whichever was faster in the last few windows of that size class that
+// took it, the slower one tried again with one window once its timing is
+// older than pml_ob1_rget_explore. The clock is read only around one-way
+// streams.
 func (p *PML) timeStream(pe *peer, n int, sent uint32, oneWay bool) {
 	t0 := int64(pe.streamT0.Load())
 	timed := oneWay && pe.lim.streamable(n) && pe.lim.inBand(n)
@@ -286,8 +286,7 @@ func (p *PML) timeStream(pe *peer, n int, sent uint32, oneWay bool) {
 		p.streams.noteAt(path, n0, int(sent)*n0, time.Duration(now-t0), now)
 	}
 	if !timed {
-		relaxed.Store64(&pe.streamT0, 0) // (streamRead is 0 whenever streamT0 is)
-		relaxed.Store32(&pe.streamRead, 0)
+		pe.untimeStream()
 		return
 	}
 	var read uint32
@@ -297,6 +296,14 @@ func (p *PML) timeStream(pe *peer, n int, sent uint32, oneWay bool) {
 	relaxed.Store32(&pe.streamRead, read)
 	relaxed.Store64(&pe.streamN0, uint64(n))
 	relaxed.Store64(&pe.streamT0, uint64(max(now, 1)))
+}
+
+// untimeStream ends the timing of pe's current stream without a
+// measurement; its messages are carried again (streamRead is 0 whenever
+// streamT0 is).
+func (pe *peer) untimeStream() {
+	relaxed.Store64(&pe.streamT0, 0)
+	relaxed.Store32(&pe.streamRead, 0)
 }
 
 // takeCreditLocked takes n bytes of eager credit towards pe, with

@@ -88,7 +88,7 @@ func (m *Module) single(op string, peer int, addr uintptr, b []byte, write bool)
 // exitsyscall), and when the call outlasts a tick of the runtime's monitor
 // thread (20 us while the program is busy: a read of ~256 KiB here) that
 // thread hands the rank's P to another thread, which the reading thread
-// must then take back. Without both, against Syscall6 in the same runs
+// must then take back. Without the two, against Syscall6 in the same runs
 // (osu, 2 ranks, 5-7 rounds): bw 8 KiB-1 MiB +4 to +35%, bibw 8-16 KiB
 // +30 to +50% and 32 KiB-1 MiB 0 to +12%, latency unchanged. The bound
 // keeps what a raw call costs the rest of the program small: while it
