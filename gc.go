@@ -39,8 +39,23 @@ import (
 // allocates (osu barrier, 9 interleaved rounds: 0.455 us against 0.374
 // without a ballast and 0.375 with one allocated first): where the
 // runtime's structures land in the heap matters, for reasons not found.
+//
+// 64 MiB, not 16 (2026-11-29, an AMD EPYC host): with 16 MiB, a program
+// that allocates its buffers after Init (osu's two 4 MiB buffers) reaches
+// the first heap goal within its first sizes, and from there until the
+// heap stops growing every 128 Requests fault a new page: the faults
+// came from the Request slabs (perf, page-faults: 80% in startRecvH and
+// sendHandleSlow), 4,800 per rank in an osu bibw run. A ballast of 64 MiB
+// with as much prefaulted (below) leaves a process's first second
+// without a collection or a fault (osu, 4 interleaved rounds of four
+// settings, np 2: mr 1-256 B +14 to +82%, bibw 2-256 B +15 to +24%, bw
+// unchanged; a 64 MiB ballast with only 16 or 32 MiB prefaulted gained
+// nothing in mr, so it is the faults, not the collections). The price is
+// paid once per rank: gorun -np 2 of a hello program 36-40 -> 62 ms,
+// its peak RSS 23 -> 73 MiB per rank (prefaulting runs only when the
+// node's ranks have a CPU each).
 var (
-	gcBallastSize int64 = 16 << 20
+	gcBallastSize int64 = 64 << 20
 	gcBallast     []byte
 	gcPrefault    = true // mpi_base_gc_prefault
 )

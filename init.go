@@ -44,10 +44,10 @@ var runtimeParams = mca.Declare("gorun", []mca.Field[runtimeConfig]{
 		"true: an API call's error (except ErrCanceled and a context's end) is printed with the call's name and aborts the job, as MPI_ERRORS_ARE_FATAL; false: errors are returned"),
 	mca.Int("mpi_base_monitor_slack", "1000", 0, 1000000, func(c *runtimeConfig) *int { return &c.MonSlack },
 		"microseconds of timer slack Init gives the Go runtime's monitor thread (sysmon), so that its short sleeps after the wire-up do not wake it every 80 us on the ranks' cores (needs CAP_SYS_NICE; 0: the kernel's default is kept)"),
-	mca.Size("mpi_base_gc_ballast", "16m", 0, 1<<34, func(c *runtimeConfig) *int64 { return &c.GCBallast },
-		"bytes of untouched, pointer-free memory Init keeps until Finalize so that Go's garbage collector, which starts a cycle each time the heap grows by GOGC% of its live part (at least 4 MiB), runs that many times less often in a program with a small heap that sends many messages (each Isend and Irecv allocates 32 bytes); the pages are never touched, so they cost no memory, but garbage may take that much more before it is collected; not used when the program sets a memory limit (GOMEMLIMIT); 0: none"),
+	mca.Size("mpi_base_gc_ballast", "64m", 0, 1<<34, func(c *runtimeConfig) *int64 { return &c.GCBallast },
+		"bytes of untouched, pointer-free memory Init keeps until Finalize so that Go's garbage collector, which starts a cycle each time the heap grows by GOGC% of its live part (at least 4 MiB), runs that many times less often in a program with a small heap that sends many messages (each Isend and Irecv allocates 32 bytes); the pages are never touched, so they cost no memory, but garbage may take that much more before it is collected; not used when the program sets a memory limit (GOMEMLIMIT); 0: none. With mpi_base_gc_prefault, 64m against 16m: osu mr 1-256 B +14 to +82%, bibw 2-256 B +15 to +24% (a process's first second: no collection and no page fault in it), Init 24 ms longer and 50 MiB more resident per rank"),
 	mca.Bool("mpi_base_gc_prefault", "true", func(c *runtimeConfig) *bool { return &c.GCPrefault },
-		"true: with a ballast, and when the job's ranks on this machine do not outnumber its CPUs, Init also has the kernel back as many bytes of heap as the ballast holds and frees them, so that the heap's growth up to the next collection lands on pages that are already there instead of faulting one page per 128 Requests (osu bw and mr at 1-64 B, a process's first sizes, +11 to +19%); costs that much resident memory per rank and the faults' time at Init (~12 ms for 16 MiB on a VM that backs memory at first touch); false: no"),
+		"true: with a ballast, and when the job's ranks on this machine do not outnumber its CPUs, Init also has the kernel back as many bytes of heap as the ballast holds and frees them, so that the heap's growth up to the next collection lands on pages that are already there instead of faulting one page per 128 Requests (osu bw and mr at 1-64 B, a process's first sizes, +11 to +19%); costs that much resident memory per rank and the faults' time at Init (~12 ms for 16 MiB, ~24 ms for 64 MiB on a VM that backs memory at first touch); false: no"),
 })
 
 // state is the process-wide runtime: one job per process.
@@ -66,7 +66,7 @@ var state struct {
 // Started without gorun it returns a singleton world (Size()==1). Calling
 // Init twice returns the same *Comm; after Finalize it returns ErrFinalized.
 //
-// Until Finalize, Init keeps 16 MiB of memory it never touches (a GC
+// Until Finalize, Init keeps 64 MiB of memory it never touches (a GC
 // ballast, mpi_base_gc_ballast; 0 turns it off, and a program that sets a
 // memory limit gets none), so that the garbage collector of a program
 // with a small heap runs less often: every Isend and Irecv allocates its
