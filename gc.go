@@ -46,8 +46,9 @@ import (
 // heap stops growing every 128 Requests fault a new page: the faults
 // came from the Request slabs (perf, page-faults: 80% in startRecvH and
 // sendHandleSlow), 4,800 per rank in an osu bibw run. A ballast of 64 MiB
-// with as much prefaulted (below) leaves a process's first second
-// without a collection or a fault (osu, 4 interleaved rounds of four
+// with as much prefaulted (below) leaves the heap's first 64 MiB of growth
+// without a collection or a fault (about the first 0.3 s of osu mr at
+// 1-256 B, its first sizes; osu, 4 interleaved rounds of four
 // settings, np 2: mr 1-256 B +14 to +82%, bibw 2-256 B +15 to +24%, bw
 // unchanged; a 64 MiB ballast with only 16 or 32 MiB prefaulted gained
 // nothing in mr, so it is the faults, not the collections). The price is
@@ -76,13 +77,14 @@ func dropBallast() { gcBallast = nil }
 // charging it) the first time something is stored there: one per 128
 // Requests. With the ballast the first collection comes only after the
 // heap has grown by the ballast's size, so a process's first ~500,000
-// Isends and Irecvs each paid ~25 ns for faults (osu bw 1-64 B, one
-// process: ~4,300 faults per rank beyond Init's ~860; the first sizes
-// of a run are those). After a collection the freed spans are reused and
-// are resident. prefaultHeap moves that first growth's faults into Init:
-// it allocates a block of the ballast's size, has the kernel back it at
-// once (MADV_POPULATE_WRITE, or a store per page before Linux 5.14),
-// drops it and collects, so the block's pages are the heap's next ones.
+// Isends and Irecvs (with 16 MiB) each paid ~25 ns for faults (osu bw
+// 1-64 B, one process: ~4,300 faults per rank beyond Init's ~860; the
+// first sizes of a run are those). After a collection the freed spans
+// are reused and are resident. prefaultHeap moves that first growth's
+// faults into Init: it allocates a block of the ballast's size, has the
+// kernel back it at once (MADV_POPULATE_WRITE, or a store per page
+// before Linux 5.14), drops it and collects, so the block's pages are
+// the heap's next ones.
 // osu at np 2, 10 runs each way in alternating order, one binary with
 // mpi_base_gc_prefault false and true: bw 1-64 B +11 to +18%, mr 1-64 B
 // +11 to +19%, bibw 1-8 B +10 to +15%; 128 B-1 KiB, latency 0-4 KiB and
