@@ -139,15 +139,10 @@ func pingPong(a, b *atomic.Uint64, rounds, iters int) ([]float64, error) {
 	trip := func() error {
 		v++
 		a.Store(v)
-		var since time.Time
-		for n := 0; b.Load() != v; n++ {
-			if n == spinCheck {
-				n = 0
-				if since.IsZero() {
-					since = time.Now()
-				} else if time.Since(since) > childIdle {
-					return fmt.Errorf("the child did not answer for %v", childIdle)
-				}
+		var w patience
+		for b.Load() != v {
+			if w.over(childIdle) {
+				return fmt.Errorf("the child did not answer for %v", childIdle)
 			}
 		}
 		return nil
@@ -185,26 +180,43 @@ func child(idleMs string) error {
 		return err
 	}
 	defer unmap()
-	last, since := uint64(0), time.Now()
-	for n := 0; ; n++ {
+	last := uint64(0)
+	var w patience
+	for {
 		v := a.Load()
 		if v == quit {
 			return nil
 		}
 		if v != last {
 			b.Store(v)
-			last, n, since = v, 0, time.Time{}
+			last, w = v, patience{}
 			continue
 		}
-		if n == spinCheck {
-			n = 0
-			if since.IsZero() {
-				since = time.Now()
-			} else if time.Since(since) > idle {
-				return fmt.Errorf("no new value from the parent for %v", idle)
-			}
+		if w.over(idle) {
+			return fmt.Errorf("no new value from the parent for %v", idle)
 		}
 	}
+}
+
+// patience counts a spinning wait's polls and says, every spinCheck of
+// them, whether the wait has lasted longer than limit. Its clock starts at
+// the first check, so a wait that ends within spinCheck polls (every one
+// of a measurement's) never reads it.
+type patience struct {
+	polls int
+	since time.Time
+}
+
+func (p *patience) over(limit time.Duration) bool {
+	if p.polls++; p.polls < spinCheck {
+		return false
+	}
+	p.polls = 0
+	if p.since.IsZero() {
+		p.since = time.Now()
+		return false
+	}
+	return time.Since(p.since) > limit
 }
 
 // cpuModel is the first "model name" of /proc/cpuinfo ("unknown" without one).
