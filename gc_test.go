@@ -35,7 +35,7 @@ func TestBallast(t *testing.T) {
 
 	gcBallastSize = 64 << 20
 	before := rssBytes(t)
-	holdBallast()
+	holdBallast(0, 1) // memory unknown: the configured size
 	if int64(len(gcBallast)) != gcBallastSize {
 		t.Fatalf("ballast of %d bytes; want %d", len(gcBallast), gcBallastSize)
 	}
@@ -48,19 +48,47 @@ func TestBallast(t *testing.T) {
 	}
 
 	gcBallastSize = 0
-	if holdBallast(); gcBallast != nil {
+	if holdBallast(0, 1); gcBallast != nil {
 		t.Fatal("a ballast of size 0 was allocated")
 	}
 
 	gcBallastSize = 1 << 20
 	old := debug.SetMemoryLimit(1 << 40)
 	defer debug.SetMemoryLimit(old)
-	if holdBallast(); gcBallast != nil {
+	if holdBallast(0, 1); gcBallast != nil {
 		t.Fatal("a ballast was allocated under a memory limit")
 	}
 	debug.SetMemoryLimit(math.MaxInt64)
-	if holdBallast(); len(gcBallast) != 1<<20 {
+	if holdBallast(0, 1); len(gcBallast) != 1<<20 {
 		t.Fatalf("ballast of %d bytes without a limit; want 1 MiB", len(gcBallast))
+	}
+}
+
+// TestBallastSize: the ballast is the configured size, but at most a 32nd
+// of a rank's share of the machine's (or its control group's) memory.
+func TestBallastSize(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		want, mem int64
+		local     int
+		size      int64
+	}{
+		{"memory unknown", 64 << 20, 0, 2, 64 << 20},
+		{"plenty: 24 GiB, 2 ranks", 64 << 20, 24 << 30, 2, 64 << 20},
+		{"plenty: 256 GiB, 128 ranks", 64 << 20, 256 << 30, 128, 64 << 20},
+		{"a 2 GiB container, 16 ranks", 64 << 20, 2 << 30, 16, 4 << 20},
+		{"a 4 GiB machine, 4 ranks", 64 << 20, 4 << 30, 4, 32 << 20},
+		{"no rank count: as one", 64 << 20, 1 << 30, 0, 32 << 20},
+		{"turned off", 0, 1 << 30, 1, 0},
+	} {
+		if got := ballastSize(tc.want, tc.mem, tc.local); got != tc.size {
+			t.Errorf("%s: ballastSize(%d, %d, %d) = %d; want %d", tc.name, tc.want, tc.mem, tc.local, got, tc.size)
+		}
+	}
+	defer func(n int64) { gcBallastSize = n; dropBallast() }(gcBallastSize)
+	gcBallastSize = 64 << 20
+	if holdBallast(2<<30, 16); len(gcBallast) != 4<<20 {
+		t.Errorf("ballast of %d bytes for 16 ranks in 2 GiB; want 4 MiB", len(gcBallast))
 	}
 }
 
@@ -70,7 +98,7 @@ func TestBallast(t *testing.T) {
 func TestPrefault(t *testing.T) {
 	defer func(n int64, on bool) { gcBallastSize, gcPrefault = n, on; dropBallast() }(gcBallastSize, gcPrefault)
 	gcBallastSize, gcPrefault = 32<<20, true
-	holdBallast()
+	holdBallast(0, 1)
 	if len(gcBallast) == 0 {
 		t.Skip("no ballast (a memory limit is set)")
 	}

@@ -45,7 +45,7 @@ var runtimeParams = mca.Declare("gorun", []mca.Field[runtimeConfig]{
 	mca.Int("mpi_base_monitor_slack", "1000", 0, 1000000, func(c *runtimeConfig) *int { return &c.MonSlack },
 		"microseconds of timer slack Init gives the Go runtime's monitor thread (sysmon), so that its short sleeps after the wire-up do not wake it every 80 us on the ranks' cores (needs CAP_SYS_NICE; 0: the kernel's default is kept)"),
 	mca.Size("mpi_base_gc_ballast", "64m", 0, 1<<34, func(c *runtimeConfig) *int64 { return &c.GCBallast },
-		"bytes of untouched, pointer-free memory Init keeps until Finalize so that Go's garbage collector, which starts a cycle each time the heap grows by GOGC% of its live part (at least 4 MiB), runs that many times less often in a program with a small heap that sends many messages (each Isend and Irecv allocates 32 bytes); the pages are never touched, so they cost no memory, but garbage may take that much more before it is collected; not used when the program sets a memory limit (GOMEMLIMIT); 0: none. With mpi_base_gc_prefault, 64m against 16m: osu mr 1-256 B +14 to +82%, bibw 2-256 B +15 to +24% (no collection and no page fault until the heap has grown by 64 MiB: osu mr's first 0.3 s), Init 24 ms longer and 50 MiB more resident per rank"),
+		"bytes of untouched, pointer-free memory Init keeps until Finalize so that Go's garbage collector, which starts a cycle each time the heap grows by GOGC% of its live part (at least 4 MiB), runs that many times less often in a program with a small heap that sends many messages (each Isend and Irecv allocates 32 bytes); the pages are never touched, so they cost no memory, but garbage may take that much more before it is collected; not used when the program sets a memory limit (GOMEMLIMIT); at most a 32nd of a rank's share of the machine's memory (or its control group's limit) among the ranks on it; 0: none. With mpi_base_gc_prefault, 64m against 16m: osu mr 1-256 B +14 to +82%, bibw 2-256 B +15 to +24% (no collection and no page fault until the heap has grown by 64 MiB: osu mr's first 0.3 s), Init 24 ms longer and 50 MiB more resident per rank"),
 	mca.Bool("mpi_base_gc_prefault", "true", func(c *runtimeConfig) *bool { return &c.GCPrefault },
 		"true: with a ballast, and when the job's ranks on this machine do not outnumber its CPUs, Init also has the kernel back as many bytes of heap as the ballast holds and frees them, so that the heap's growth up to the next collection lands on pages that are already there instead of faulting one page per 128 Requests (osu bw and mr at 1-64 B, a process's first sizes, +11 to +19%); costs that much resident memory per rank and the faults' time at Init (~12 ms for 16 MiB, ~24 ms for 64 MiB on a VM that backs memory at first touch); false: no"),
 })
@@ -67,8 +67,9 @@ var state struct {
 // Init twice returns the same *Comm; after Finalize it returns ErrFinalized.
 //
 // Until Finalize, Init keeps 64 MiB of memory it never touches (a GC
-// ballast, mpi_base_gc_ballast; 0 turns it off, and a program that sets a
-// memory limit gets none), so that the garbage collector of a program
+// ballast, mpi_base_gc_ballast; 0 turns it off, a program that sets a
+// memory limit gets none, and no rank more than a 32nd of its share of
+// the machine's memory), so that the garbage collector of a program
 // with a small heap runs less often: every Isend and Irecv allocates its
 // 32-byte Request, a slab at a time (see gc.go).
 func Init() (*Comm, error) {
@@ -190,7 +191,13 @@ func readJob() (*wiring, error) {
 	errorsFatal.Store(rt.ErrorsFatal)
 	monitorSlack = time.Duration(rt.MonSlack) * time.Microsecond
 	gcBallastSize, gcPrefault = rt.GCBallast, rt.GCPrefault
-	holdBallast() // before the BTLs and the PML (gc.go)
+	// Before the BTLs and the PML (gc.go). The ranks on this machine: as
+	// gorun says, else (srun, a singleton) as many as it has CPUs.
+	if n, ok := jobenv.LocalSize(); ok {
+		holdBallast(node.Memory(), n)
+	} else {
+		holdBallast(node.Memory(), node.CPUs())
+	}
 	w := &wiring{job: job, inJob: inJob, params: params, rt: rt}
 	if viaPMI {
 		// Rank, size and job id come from the PMI server (srun --mpi=pmi2,
