@@ -2,6 +2,7 @@ package node
 
 import (
 	"bufio"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -47,7 +48,7 @@ func min0(a, b int64) int64 {
 // self (the text of /proc/self/cgroup) and their ancestors, read from
 // root (/sys/fs/cgroup): memory.max under the v2 hierarchy's path,
 // memory/<path>/memory.limit_in_bytes for a v1 memory controller. 0: none.
-func cgroupLimit(self interface{ Read([]byte) (int, error) }, root fs.FS) int64 {
+func cgroupLimit(self io.Reader, root fs.FS) int64 {
 	var least int64
 	sc := bufio.NewScanner(self)
 	for sc.Scan() {
