@@ -193,11 +193,11 @@ func readJob() (*wiring, error) {
 	gcBallastSize, gcPrefault = rt.GCBallast, rt.GCPrefault
 	// Before the BTLs and the PML (gc.go). The ranks on this machine: as
 	// gorun says, else (srun, a singleton) as many as it has CPUs.
-	if n, ok := jobenv.LocalSize(); ok {
-		holdBallast(node.Memory(), n)
-	} else {
-		holdBallast(node.Memory(), node.CPUs())
+	ranks, ok := jobenv.LocalSize()
+	if !ok {
+		ranks = node.CPUs()
 	}
+	holdBallast(node.Memory(), ranks)
 	w := &wiring{job: job, inJob: inJob, params: params, rt: rt}
 	if viaPMI {
 		// Rank, size and job id come from the PMI server (srun --mpi=pmi2,

@@ -624,7 +624,7 @@ func TestStreamAdaptiveLoneSends(t *testing.T) {
 	net.tune = func(c *Config) {
 		c.RgetLimit, c.StreamLimit, c.StreamAdaptive, c.RgetExploreMs = 257, 1024, true, 1_000_000
 	}
-	// Each step: a window (8 messages) or a lone send (1), then the ack.
+	// Each step: a window (16 messages) or a lone send (1), then the ack.
 	steps := []int{window, window, window, window, window}
 	for i := 0; i < 5; i++ {
 		steps = append(steps, -1, window) // -1: a lone send, then the pause

@@ -71,7 +71,7 @@ func cgroupLimit(self io.Reader, root fs.FS) int64 {
 					least = min0(least, n)
 				}
 			}
-			if d == "/" || d == "." || d == "memory" || d == "" {
+			if d == "/" || d == "memory" { // the hierarchy's root, read above
 				break
 			}
 		}
