@@ -126,8 +126,18 @@ type LockedSender interface {
 // Progress pass (other peers' channels and queued sends, the check for
 // lost peers), so a caller must still call Progress regularly: the PML's
 // wait for a message from src polls so between full passes (pml.pollFor).
+//
+// Waiting(src) is a hint that takes no lock and writes nothing: true when
+// something from src (or in a queue that src shares) may have arrived, or
+// sends to src wait to go; false otherwise. It may be stale either way for
+// an instant (true for a message a poll has just taken; false for one
+// arriving as it looks), and it does not see work a poll finds on its own
+// (sm: acks it could not send before), so a caller still polls regularly:
+// the PML's wait polls when Waiting says yes, or after a few noes in a row
+// (pml.peekPolls).
 type SourcePoller interface {
 	PollFrom(src int) int
+	Waiting(src int) bool
 }
 
 // Header16 is a 16-byte header by value: bytes 0-7 little-endian in Lo,

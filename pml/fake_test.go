@@ -58,6 +58,18 @@ type fakeNet struct {
 // fragments from other ranks stay queued, in order, for Progress.
 type sourceMod struct{ *fakeMod }
 
+// Waiting says whether a fragment from src is queued.
+func (m sourceMod) Waiting(src int) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, f := range m.q {
+		if f.src == src {
+			return true
+		}
+	}
+	return false
+}
+
 func (m sourceMod) PollFrom(src int) int {
 	m.net.fromPolls[m.rank].Add(1)
 	m.mu.Lock()

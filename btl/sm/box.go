@@ -455,6 +455,7 @@ func (m *Module) addBox(src int, idx uint64) {
 	m.populateBox(m.rank, idx, unix.MADV_POPULATE_READ)
 	b := &boxIn{boxRing: m.boxAt(m.rank, idx), src: src, exp: 1}
 	p.in = b
+	p.inPub.Store(b)
 	m.prog.boxes = append(m.prog.boxes, b)
 	m.boxList[len(m.prog.boxes)-1] = b
 	m.nBoxIn.Store(int32(len(m.prog.boxes))) // after the list entry: Sleep reads the entries below it

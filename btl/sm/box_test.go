@@ -844,3 +844,60 @@ func TestPollFrom(t *testing.T) {
 		t.Fatalf("PollFrom after Close delivered %d", n)
 	}
 }
+
+// TestWaiting: Waiting says yes for a FIFO slot (from anyone), a record
+// in src's box and sends queued to src, and no once a poll has drained
+// them (the poll publishes the released positions it reads).
+func TestWaiting(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.FboxThreshold = 1
+	mods := newJob(t, 3, cfg)
+	r := mods[0]
+	got := 0
+	r.Register(btl.TagPMLMatch, func(src int, data []byte) { got++ })
+	drain := func(src int) {
+		t.Helper()
+		for k := 0; k < 10 && r.Waiting(src); k++ {
+			r.PollFrom(src)
+		}
+		if r.Waiting(src) {
+			t.Fatalf("Waiting(%d) still says yes after 10 polls", src)
+		}
+	}
+	for src := 0; src < 8; src++ {
+		if r.Waiting(src) {
+			t.Fatalf("Waiting(%d) of an idle module said yes", src)
+		}
+	}
+	// The first message announces rank 1's box through the FIFO: a slot
+	// waits there, which a wait for anyone's message must poll for.
+	if _, err := mods[1].Send(0, btl.TagPMLMatch, []byte{0}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !r.Waiting(1) || !r.Waiting(2) {
+		t.Fatalf("with a FIFO slot waiting: Waiting(1) %v, Waiting(2) %v; want both true", r.Waiting(1), r.Waiting(2))
+	}
+	drain(1)
+	if r.peers[1].inPub.Load() == nil {
+		t.Fatal("rank 1's box was not announced")
+	}
+	// Box records: for rank 1 alone.
+	for i := 0; i < 3; i++ {
+		before := got
+		if _, err := mods[1].Send(0, btl.TagPMLMatch, []byte{byte(i)}, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		if !r.Waiting(1) || r.Waiting(2) {
+			t.Fatalf("with a record in rank 1's box: Waiting(1) %v, Waiting(2) %v; want true, false", r.Waiting(1), r.Waiting(2))
+		}
+		drain(1)
+		if got != before+1 {
+			t.Fatalf("draining rank 1's box delivered %d messages, want 1", got-before)
+		}
+	}
+	r.peers[2].npending.Store(1) // a send to rank 2 queued
+	if !r.Waiting(2) || r.Waiting(1) {
+		t.Fatalf("with a send queued to rank 2: Waiting(2) %v, Waiting(1) %v; want true, false", r.Waiting(2), r.Waiting(1))
+	}
+	r.peers[2].npending.Store(0)
+}

@@ -115,6 +115,8 @@ type peer struct {
 	seq    uint32
 
 	in *boxIn // p's box in our region, once announced (receiver side); progMu
+	// inPub is in for Waiting, which takes no lock: stored once, after in.
+	inPub atomic.Pointer[boxIn]
 }
 
 var _ btl.Module = (*Module)(nil)

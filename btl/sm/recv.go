@@ -87,6 +87,28 @@ func (m *Module) PollFrom(src int) int {
 
 var _ btl.SourcePoller = (*Module)(nil)
 
+// Waiting implements btl.SourcePoller: a published slot at our released
+// tail (fifoReady without its look at the head, a line every sender
+// writes), a record at src's box's published read position (boxIn.ready),
+// or sends to src queued. The released positions may lag what Progress
+// has consumed; the answer is then a stale yes, and that poll, finding
+// the FIFO or the box dry, publishes the true position. Acks waiting for
+// room in a sender's FIFO (prog.ackPeers, progMu's) are not looked at:
+// the caller's next poll sends them.
+func (m *Module) Waiting(src int) bool {
+	if t := m.ctl.tail.Load(); m.fifo[t&m.mask].seq.Load() == t+1 {
+		return true
+	}
+	if uint(src) >= uint(len(m.peers)) {
+		return false
+	}
+	p := &m.peers[src]
+	if b := p.inPub.Load(); b != nil && b.ready() {
+		return true
+	}
+	return p.npending.Load() > 0
+}
+
 // beginPoll takes progMu for a poll (Progress, PollFrom); false when
 // another goroutine is polling or the module is closed.
 func (m *Module) beginPoll() bool {

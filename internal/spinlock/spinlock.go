@@ -15,6 +15,9 @@
 // waiters burn a little CPU instead of parking. Use it only where sections
 // are short (tens of nanoseconds to a few microseconds) and contention is
 // rare: a rank's own goroutines racing on one peer or on Progress.
+//
+// Pause, the CPU's spin-wait hint, is here for loops that spin on a word
+// without a lock (the PML's wait looking for a message).
 package spinlock
 
 import (
