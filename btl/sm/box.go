@@ -37,8 +37,9 @@ const (
 	// straddles two lines, so it crosses to the receiver's core as one.
 	boxAlign = 32
 
-	boxKindData = 1 // hdr+payload of a message
-	boxKindWrap = 2 // nothing more in this lap: continue at offset 0
+	boxKindData     = 1 // hdr+payload of a message
+	boxKindWrap     = 2 // nothing more in this lap: continue at offset 0
+	boxKindDataLine = 3 // boxKindData in whole cache lines (a ping-pong's: see put)
 
 	boxPollBoxes = 4  // boxes one Progress call looks at (round robin)
 	boxPollMsgs  = 32 // messages it takes from one box at most
@@ -91,7 +92,7 @@ func parseBoxHeader(w, off, size uint64, maxMsg int) (boxRecord, bool) {
 		}
 		r.size = size - off
 		return r, true
-	case boxKindData:
+	case boxKindData, boxKindDataLine:
 		var ok bool
 		r.size, ok = dataRecord(w, off, size, maxMsg)
 		return r, ok
@@ -110,13 +111,39 @@ func recordOf(w uint64) boxRecord {
 // call.
 func dataRecord(w, off, size uint64, maxMsg int) (uint64, bool) {
 	n := int(w >> 32 & 0xffff)
+	k := uint8(w >> 56)
 	rs := boxRecordSize(n)
-	return rs, uint8(w>>56) == boxKindData && btl.Tag(w>>48) < btl.NumTags && n <= maxMsg && off+rs <= size
+	if k == boxKindDataLine {
+		rs = boxLineRecordSize(off, n)
+	}
+	return rs, (k == boxKindData || k == boxKindDataLine) && btl.Tag(w>>48) < btl.NumTags && n <= maxMsg && off+rs <= size
 }
 
 // boxRecordSize is the ring space a message of n bytes (hdr+payload) takes.
 func boxRecordSize(n int) uint64 {
 	return uint64(boxHdrSize+n+boxAlign-1) &^ (boxAlign - 1)
+}
+
+// boxLineRecordSize is boxRecordSize for a boxKindDataLine record at ring
+// offset off: up to the end of the line its last byte is on, so that the
+// next record starts a line (the ring starts one).
+func boxLineRecordSize(off uint64, n int) uint64 {
+	return (off+boxHdrSize+uint64(n)+63)&^63 - off
+}
+
+// recordKind is the kind and ring space of a data record of n bytes at
+// ring offset off: in a ping-pong (line), to the end of a cache line, so
+// that each message and the sentinel after it start lines of their own. With half-line records a
+// ping-pong's 0-8 B messages took ~25 ns longer one way in the near
+// placement (osu lat 0-8 B 0.91-0.94x with every record a whole line),
+// while a stream's lose nothing by sharing lines, and half-line records
+// carry two per line crossing where a line costs hundreds of ns (osu mr
+// 1-8 B 0.70-0.77x far with every record a whole line).
+func recordKind(off uint64, n int, line bool) (uint8, uint64) {
+	if line {
+		return boxKindDataLine, boxLineRecordSize(off, n)
+	}
+	return boxKindData, boxRecordSize(n)
 }
 
 // nextSeq is the pair sequence number after s; it skips 0, which marks a
@@ -158,22 +185,23 @@ type boxOut struct {
 // put appends hdr+payload as a record with pair sequence number seq, or
 // reports false when the ring has no room for it (then the caller uses the
 // FIFO, which seq keeps in order). The receiver's read position is read
-// only when the cached one says the ring is full. join copies a small
-// message into the ring in one piece (putJoined): for a message the
-// receiver is waiting for, not in a burst, where the stack copy costs
-// more than it saves (osu bw 1-4 B -8%).
+// only when the cached one says the ring is full. join is for a message
+// the receiver is waiting for, not in a burst: it copies a small message
+// into the ring in one piece (putJoined), where in a burst the stack copy
+// costs more than it saves (osu bw 1-4 B -8%), and the record ends a
+// cache line (recordKind).
 func (b *boxOut) put(tag btl.Tag, seq uint32, hdr, payload []byte, join bool) bool {
 	if len(hdr) == 16 && len(payload) <= memcpy.TinyMax {
 		// The PML's MATCH header and a few bytes (a send that did not
 		// come through TrySend): as TrySend's, from registers.
-		return b.putMatch(tag, seq, btl.Header16Of(hdr), payload)
+		return b.putMatch(tag, seq, btl.Header16Of(hdr), payload, join)
 	}
 	n := len(hdr) + len(payload)
-	rec := boxRecordSize(n)
 	off := b.w & (b.size - 1)
+	kind, rec := recordKind(off, n, join)
 	if !b.fits(off, rec) {
 		var ok bool
-		if off, ok = b.reserve(off, rec); !ok {
+		if off, rec, ok = b.reserve(off, rec, n, join); !ok {
 			return false
 		}
 	}
@@ -188,7 +216,7 @@ func (b *boxOut) put(tag btl.Tag, seq uint32, hdr, payload []byte, join bool) bo
 		// -10-15%, bw +15-20%).
 		memcpy.Copy(d[copy(d, hdr):], payload)
 	}
-	b.commit(off, rec, boxHeader(boxKindData, seq, n, tag))
+	b.commit(off, rec, boxHeader(kind, seq, n, tag))
 	return true
 }
 
@@ -202,13 +230,13 @@ func (b *boxOut) put(tag btl.Tag, seq uint32, hdr, payload []byte, join bool) bo
 // words an instant before, could not be forwarded from the store buffer:
 // perf put a third of TrySend's samples in osu bw at 8 B on that stall,
 // about 4% of the sender's time.
-func (b *boxOut) putMatch(tag btl.Tag, seq uint32, h btl.Header16, payload []byte) bool {
+func (b *boxOut) putMatch(tag btl.Tag, seq uint32, h btl.Header16, payload []byte, line bool) bool {
 	n := 16 + len(payload)
-	rec := boxRecordSize(n)
 	off := b.w & (b.size - 1)
+	kind, rec := recordKind(off, n, line)
 	if !b.fits(off, rec) {
 		var ok bool
-		if off, ok = b.reserve(off, rec); !ok {
+		if off, rec, ok = b.reserve(off, rec, n, line); !ok {
 			return false
 		}
 	}
@@ -225,7 +253,7 @@ func (b *boxOut) putMatch(tag btl.Tag, seq uint32, h btl.Header16, payload []byt
 	default:
 		memcpy.Store32(d, h.Lo, h.Hi, lo, hi)
 	}
-	b.commit(off, rec, boxHeader(boxKindData, seq, n, tag))
+	b.commit(off, rec, boxHeader(kind, seq, n, tag))
 	return true
 }
 
@@ -233,20 +261,22 @@ func (b *boxOut) putMatch(tag btl.Tag, seq uint32, h btl.Header16, payload []byt
 // write position's, when there is none there by our last view of the
 // receiver's read position, or the record would run past the ring's end:
 // it looks at the read position again, and fills the rest of the lap with
-// a wrap record first if need be. It returns the record's offset; false
-// when the ring is full. (put and putMatch test the common case inline,
+// a wrap record first if need be. It returns the record's offset and the
+// ring space it takes there (recordKind for n bytes and line: a line
+// record's depends on its offset); false when the ring is full. (put and putMatch test the common case inline,
 // with fits: a helper for the whole placement does not inline, and its
 // call cost 16 instructions per window message and 15 per ping-pong
 // message, callgrind.)
-func (b *boxOut) reserve(off, rec uint64) (uint64, bool) {
+func (b *boxOut) reserve(off, rec uint64, n int, line bool) (uint64, uint64, bool) {
 	var skip uint64
 	if off+rec > b.size {
 		skip = b.size - off
+		_, rec = recordKind(0, n, line) // the record's space at 0
 	}
 	if b.w+skip+rec+boxHdrSize-b.rd > b.size {
 		b.rd = b.ctl.rd.Load()
 		if b.w+skip+rec+boxHdrSize-b.rd > b.size {
-			return 0, false
+			return 0, 0, false
 		}
 	}
 	if skip != 0 {
@@ -255,7 +285,7 @@ func (b *boxOut) reserve(off, rec uint64) (uint64, bool) {
 		b.w += skip
 		off = 0
 	}
-	return off, true
+	return off, rec, true
 }
 
 // fits says whether a record of rec bytes fits at ring offset off, the

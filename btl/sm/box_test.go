@@ -274,6 +274,12 @@ func TestParseBoxHeader(t *testing.T) {
 		{"too long", boxHeader(boxKindData, 1, max+1, 0), 0, false, boxRecord{}},
 		{"past the end", boxHeader(boxKindData, 1, 32, 0), 992, false, boxRecord{}},
 		{"bad tag", boxHeader(boxKindData, 1, 1, btl.NumTags), 0, false, boxRecord{}},
+		{"line data", boxHeader(boxKindDataLine, 7, 100, 3), 0, true, boxRecord{boxID: boxID{kind: boxKindDataLine, tag: 3, seq: 7}, n: 100, size: 128}},
+		{"empty line data", boxHeader(boxKindDataLine, 1, 0, 0), 960, true, boxRecord{boxID: boxID{kind: boxKindDataLine, seq: 1}, size: 64}},
+		{"line data in a line's second half", boxHeader(boxKindDataLine, 1, 0, 0), 992, true, boxRecord{boxID: boxID{kind: boxKindDataLine, seq: 1}, size: 32}},
+		{"line data past the end", boxHeader(boxKindDataLine, 1, 32, 0), 992, false, boxRecord{}},
+		{"largest line", boxHeader(boxKindDataLine, 1, max, 0), 0, true, boxRecord{boxID: boxID{kind: boxKindDataLine, seq: 1}, n: max, size: 320}},
+		{"line too long", boxHeader(boxKindDataLine, 1, max+1, 0), 0, false, boxRecord{}},
 		{"wrap", boxHeader(boxKindWrap, 0, 0, 0), 992, true, boxRecord{boxID: boxID{kind: boxKindWrap}, size: 32}},
 		{"wrap at 0", boxHeader(boxKindWrap, 0, 0, 0), 0, false, boxRecord{}},
 		{"wrap with data", boxHeader(boxKindWrap, 1, 0, 0), 8, false, boxRecord{}},
@@ -639,7 +645,7 @@ func TestPutMatch(t *testing.T) {
 			for i := 0; i < count; i++ {
 				m := boxMsg(i, 16+i%(memcpy.TinyMax+1))
 				seq = nextSeq(seq)
-				for !tb.out.putMatch(btl.Tag(i%int(btl.NumTags)), seq, btl.Header16Of(m), m[16:]) {
+				for !tb.out.putMatch(btl.Tag(i%int(btl.NumTags)), seq, btl.Header16Of(m), m[16:], i%3 == 0) {
 					if refused++; refused > 10*count {
 						t.Fatalf("message %d never fits", i)
 					}
@@ -900,4 +906,54 @@ func TestWaiting(t *testing.T) {
 		t.Fatalf("with a send queued to rank 2: Waiting(2) %v, Waiting(1) %v; want true, false", r.Waiting(2), r.Waiting(1))
 	}
 	r.peers[2].npending.Store(0)
+}
+
+// TestLineRecords: a ping-pong's record (put with join) runs to the end of
+// a cache line, so that the next one starts a line; a burst's takes half
+// lines; the receiver steps over both.
+func TestLineRecords(t *testing.T) {
+	tb := newTestBox(1024)
+	steps := []struct {
+		join bool
+		n    int    // payload bytes, after a 16-byte header
+		w    uint64 // the write position after the put
+	}{
+		{true, 8, 64},     // 8+16+8 bytes at 0: one line
+		{false, 8, 96},    // half a line
+		{true, 0, 128},    // 8+16 bytes at 96: the rest of that line
+		{true, 100, 256},  // 8+16+100 at 128: two lines
+		{false, 100, 384}, // 124 bytes in half lines: 128
+		{true, 40, 448},   // 8+16+40 at 384: one line
+	}
+	for i, st := range steps {
+		if !tb.out.put(0, nextSeq(uint32(i)), make([]byte, 16), make([]byte, st.n), st.join) {
+			t.Fatalf("put %d refused", i)
+		}
+		if tb.out.w != st.w {
+			t.Fatalf("put %d (join %v, %d bytes): write position %d, want %d", i, st.join, st.n, tb.out.w, st.w)
+		}
+	}
+	if n := tb.m.pollBox(tb.in, 32, false); n != len(steps) || tb.in.r != tb.out.w {
+		t.Fatalf("poll: %d delivered, read position %d; want %d, %d", n, tb.in.r, len(steps), tb.out.w)
+	}
+	for i, g := range tb.got {
+		if len(g) != 16+steps[i].n {
+			t.Errorf("message %d: %d bytes, want %d", i, len(g), 16+steps[i].n)
+		}
+	}
+	// Wrapping: a line record that does not fit before the end goes to 0
+	// with the space it takes there.
+	tb = newTestBox(1024)
+	for i := 0; i < 15; i++ { // 15 records of 64 bytes: 960
+		if !tb.out.put(0, nextSeq(uint32(i)), make([]byte, 16), make([]byte, 8), true) {
+			t.Fatalf("put %d refused", i)
+		}
+	}
+	tb.m.pollBox(tb.in, 32, false)
+	if !tb.out.put(0, nextSeq(15), make([]byte, 16), make([]byte, 100), true) || tb.out.w != 1024+128 {
+		t.Fatalf("a 124-byte line record at 960: write position %d, want %d (a wrap, then 128 at 0)", tb.out.w, 1024+128)
+	}
+	if n := tb.m.pollBox(tb.in, 32, false); n != 1 || len(tb.got) != 16 || len(tb.got[15]) != 116 {
+		t.Fatalf("after the wrap: %d delivered, %d in all; want 1, 16 (the last 116 bytes)", n, len(tb.got))
+	}
 }

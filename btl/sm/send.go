@@ -297,7 +297,7 @@ func (m *Module) boxMatch(p *peer, tag btl.Tag, h btl.Header16, payload []byte) 
 	seq := nextSeq(p.seq)
 	burst := m.burstNext(p)
 	m.raceSend(p.rank)
-	if !p.out.putMatch(tag, seq, h, payload) {
+	if !p.out.putMatch(tag, seq, h, payload, !burst) {
 		return false
 	}
 	m.sentBox(p, seq, burst)
