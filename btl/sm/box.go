@@ -39,7 +39,7 @@ const (
 
 	boxKindData     = 1 // hdr+payload of a message
 	boxKindWrap     = 2 // nothing more in this lap: continue at offset 0
-	boxKindDataLine = 3 // boxKindData in whole cache lines (a ping-pong's: see put)
+	boxKindDataLine = 3 // boxKindData to the end of a cache line (a ping-pong's: recordKind)
 
 	boxPollBoxes = 4  // boxes one Progress call looks at (round robin)
 	boxPollMsgs  = 32 // messages it takes from one box at most
@@ -133,12 +133,12 @@ func boxLineRecordSize(off uint64, n int) uint64 {
 
 // recordKind is the kind and ring space of a data record of n bytes at
 // ring offset off: in a ping-pong (line), to the end of a cache line, so
-// that each message and the sentinel after it start lines of their own. With half-line records a
-// ping-pong's 0-8 B messages took ~25 ns longer one way in the near
-// placement (osu lat 0-8 B 0.91-0.94x with every record a whole line),
-// while a stream's lose nothing by sharing lines, and half-line records
-// carry two per line crossing where a line costs hundreds of ns (osu mr
-// 1-8 B 0.70-0.77x far with every record a whole line).
+// that each message and the sentinel after it start lines of their own.
+// With half-line records a ping-pong's 0-8 B messages took ~25 ns longer
+// one way in the near placement (osu lat 0-8 B 0.90-0.93x with line
+// records), while a stream's records lose nothing by sharing lines and
+// carry two messages per line crossing, where a crossing costs hundreds
+// of ns (osu mr 1-8 B 0.70-0.77x far with every record a whole line).
 func recordKind(off uint64, n int, line bool) (uint8, uint64) {
 	if line {
 		return boxKindDataLine, boxLineRecordSize(off, n)
@@ -263,10 +263,10 @@ func (b *boxOut) putMatch(tag btl.Tag, seq uint32, h btl.Header16, payload []byt
 // it looks at the read position again, and fills the rest of the lap with
 // a wrap record first if need be. It returns the record's offset and the
 // ring space it takes there (recordKind for n bytes and line: a line
-// record's depends on its offset); false when the ring is full. (put and putMatch test the common case inline,
-// with fits: a helper for the whole placement does not inline, and its
-// call cost 16 instructions per window message and 15 per ping-pong
-// message, callgrind.)
+// record's depends on its offset); false when the ring is full. (put and
+// putMatch test the common case inline, with fits: a helper for the whole
+// placement does not inline, and its call cost 16 instructions per window
+// message and 15 per ping-pong message, callgrind.)
 func (b *boxOut) reserve(off, rec uint64, n int, line bool) (uint64, uint64, bool) {
 	var skip uint64
 	if off+rec > b.size {
