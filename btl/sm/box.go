@@ -110,13 +110,15 @@ func recordOf(w uint64) boxRecord {
 // into pollBox, whose loop takes data records without parseBoxHeader's
 // call.
 func dataRecord(w, off, size uint64, maxMsg int) (uint64, bool) {
-	n := int(w >> 32 & 0xffff)
+	n := w >> 32 & 0xffff
 	k := uint8(w >> 56)
-	rs := boxRecordSize(n)
+	// recordKind's sizes, in a form that keeps this function inlinable.
+	start, mask := uint64(0), uint64(boxAlign-1)
 	if k == boxKindDataLine {
-		rs = boxLineRecordSize(off, n)
+		start, mask = off, 63
 	}
-	return rs, (k == boxKindData || k == boxKindDataLine) && btl.Tag(w>>48) < btl.NumTags && n <= maxMsg && off+rs <= size
+	rs := (start+boxHdrSize+n+mask)&^mask - start
+	return rs, (k == boxKindData || k == boxKindDataLine) && btl.Tag(w>>48) < btl.NumTags && n <= uint64(maxMsg) && off+rs <= size
 }
 
 // boxRecordSize is the ring space a message of n bytes (hdr+payload) takes.
