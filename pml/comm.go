@@ -230,7 +230,7 @@ func (c *Comm) Isend(r *Request, buf []byte, dest, tag int, sync bool) error {
 		if seq, sent, ok := c.eagerNow(pe, dest, tag, buf); ok {
 			return c.isendEager(r, buf, dest, tag, seq, sent)
 		}
-		plan = planSend(len(buf), pe.lim, false, false) // out of credit
+		plan = planSend(len(buf), pe.lim, false, false, false) // out of credit
 	}
 	return c.startSend(r, buf, dest, tag, sync, plan)
 }
@@ -272,15 +272,18 @@ func (c *Comm) planSend(buf []byte, dest, tag int, sync bool) (sendPlan, error) 
 		if !sync || p.takeCredit(pe, n) {
 			return sendPlan{proto: protoEager, chunk: n, credit: n}, nil
 		}
-		return planSend(n, pe.lim, false, false), nil
+		return planSend(n, pe.lim, false, false, false), nil
 	}
-	stream := (pe.lim.streamable(n) || pe.lim.splitsInStream(n)) && c.streamingTo(pe, dest, n)
+	stream := (pe.lim.streamable(n) || pe.lim.splitsInStream(n) || pe.lim.pipeable(n)) && c.streamingTo(pe, dest, n)
 	if stream && pe.streamRead.Load() != 0 && pe.lim.streamable(n) {
 		stream = false // this stream's messages are read (timeStream)
 	}
-	plan := planSend(n, pe.lim, true, stream)
+	// A pipeable stream goes by the pipeline only when timeStream chose it
+	// (streamRead is 0 in a stream it does not time, too).
+	pipe := stream && pe.lim.pipeable(n) && pe.streamT0.Load() != 0 && pe.streamRead.Load() == 0
+	plan := planSend(n, pe.lim, true, stream, pipe)
 	if plan.credit > 0 && !p.takeCredit(pe, plan.credit) {
-		plan = planSend(n, pe.lim, false, false) // out of credit: a stream's message is read too
+		plan = planSend(n, pe.lim, false, false, false) // out of credit: a stream's message is read too
 	}
 	return plan, nil
 }
@@ -413,7 +416,7 @@ func (c *Comm) Send(buf []byte, dest, tag int, sync bool) error {
 		if ok {
 			return c.sendEager(buf, dest, tag, seq)
 		}
-		plan = planSend(len(buf), pe.lim, false, false) // out of credit
+		plan = planSend(len(buf), pe.lim, false, false, false) // out of credit
 	}
 	r := c.p.getReq()
 	if err = c.startSend(r, buf, dest, tag, sync, plan); err == nil {

@@ -9,7 +9,9 @@
 // continues a one-way stream, whose rendezvous carries the whole payload
 // in its first fragment instead of a single-copy read: Comm.streamingTo;
 // with pml_ob1_stream_adaptive, whichever of the two moved the stream's
-// windows faster lately: PML.timeStream):
+// windows faster lately: PML.timeStream; above it, up to
+// pml_ob1_stream_pipe_max, such a stream's messages go by the rget read
+// or by the rndv pipeline, chosen the same way):
 //
 //	eager   MATCH(ctx,tag,seq)+payload; the send completes when the BTL has
 //	        copied the payload. With the sync flag (Ssend) the header also

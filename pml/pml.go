@@ -66,6 +66,11 @@ type Config struct {
 	// faster lately (rget.go's pathEst, per size class, on the clock of
 	// RgetExploreMs). false: a stream always carries it.
 	StreamAdaptive bool
+	// StreamPipeMax: with StreamAdaptive, a one-way stream of messages
+	// above StreamLimit and up to this many bytes, which would be read,
+	// is timed the same way and goes by the read or by the two-copy
+	// pipeline, whichever was faster lately (limits.pipeable). 0: read.
+	StreamPipeMax int
 	// SleepTimeout bounds one sleep in the transport (peer-loss checks and
 	// pending-queue retries happen at least this often while idle).
 	SleepTimeout time.Duration
@@ -83,6 +88,14 @@ func splitMin(cfg Config) int {
 		return 0
 	}
 	return cfg.RgetSplit
+}
+
+// pipeMax is limits.pipeMax: StreamPipeMax with StreamAdaptive, else 0.
+func pipeMax(cfg Config) int {
+	if !cfg.StreamAdaptive {
+		return 0
+	}
+	return cfg.StreamPipeMax
 }
 
 // splitStreamMin is splitMin for a message of a one-way stream
@@ -155,7 +168,8 @@ type peer struct {
 	// With Config.StreamAdaptive: streamT0 is when the current one-way
 	// stream began (ns on PML.streams' clock; 0: not timed), streamN0 the
 	// size of its first message, streamRead 1 when its messages in the
-	// stream band are read rather than carried.
+	// stream band are read rather than carried (in the pipeline band:
+	// read rather than sent through the pipeline; limits.pipeable).
 	streamT0   atomic.Uint64
 	streamN0   atomic.Uint64
 	streamRead atomic.Uint32
@@ -312,7 +326,8 @@ func New(cfg Config) (*PML, error) {
 		a := best.Attributes()
 		p.peers[i] = peer{m: best, lim: limits{eager: a.EagerLimit, firstChunk: a.MaxSendSize, maxSend: a.MaxSendSize,
 			rget: a.SingleCopy, rgetMin: cfg.RgetLimit, rgetMax: cfg.RgetMax, adaptive: cfg.RgetAdaptive,
-			splitMin: splitMin(cfg), splitStream: splitStreamMin(cfg), stream: min(cfg.StreamLimit, a.MaxSendSize)}}
+			splitMin: splitMin(cfg), splitStream: splitStreamMin(cfg), stream: min(cfg.StreamLimit, a.MaxSendSize),
+			pipeMax: pipeMax(cfg)}}
 		p.peers[i].try, _ = best.(btl.TrySender)
 		if sp, ok := best.(btl.SourcePoller); ok && !cfg.Yield {
 			p.peers[i].poller = sp

@@ -17,12 +17,21 @@ type limits struct {
 	splitMin    int  // a read of at least this many bytes is shared with the sender (splitRead; 0: never)
 	splitStream int  // the same for a message of a one-way stream (flagStream; at most splitMin, 0 with it)
 	stream      int  // largest rendezvous that carries its whole payload in a one-way stream (Config.StreamLimit, at most maxSend)
+	pipeMax     int  // largest message of the pipeline band (pipeable; Config.StreamPipeMax, 0 without Config.StreamAdaptive)
 }
 
 // streamable says whether an n-byte message is a rendezvous that may carry
 // its whole payload in its first fragment when it is part of a one-way
 // stream (Comm.streamingTo; planSend's stream).
 func (l limits) streamable(n int) bool { return n > l.eager && n <= l.stream }
+
+// pipeable says whether an n-byte message of a one-way stream may go by
+// the two-copy pipeline instead of the single-copy read it would take
+// (Config.StreamPipeMax): above the stream band, up to pipeMax, in the
+// rget band. Which of the two it takes is timeStream's choice.
+func (l limits) pipeable(n int) bool {
+	return l.pipeMax > 0 && n > max(l.stream, l.eager) && n <= l.pipeMax && l.inBand(n)
+}
 
 // splitsInStream says whether an n-byte message read by its receiver
 // would have its read shared with the sender only as part of a one-way
@@ -65,13 +74,16 @@ type sendPlan struct {
 // the receiver copies this one out; it still completes on the receiver's
 // ACK. A larger message of a stream keeps the read and says it is part of
 // a stream (sendPlan.stream), so that its receiver may share the read from
-// a lower size (limits.splitStream). A synchronous send uses the same
-// protocols; its header asks for the match ACK.
-func planSend(n int, l limits, credit, stream bool) sendPlan {
+// a lower size (limits.splitStream), unless pipe says the stream goes by
+// the pipeline (limits.pipeable, timeStream): then it carries its first
+// chunk and sends the rest as FRAGs after the receiver's ACK. A
+// synchronous send uses the same protocols; its header asks for the match
+// ACK.
+func planSend(n int, l limits, credit, stream, pipe bool) sendPlan {
 	switch {
 	case n <= l.eager && (credit || n == 0):
 		return sendPlan{proto: protoEager, chunk: n, credit: n}
-	case l.inBand(n) && !(stream && n <= l.stream):
+	case l.inBand(n) && !(stream && (n <= l.stream || pipe && l.pipeable(n))):
 		return sendPlan{proto: protoRget, stream: stream}
 	case !credit:
 		// The receiver may already hold all it should of ours: send no

@@ -34,7 +34,7 @@ func TestPlanSend(t *testing.T) {
 		{"rget max without a limit: never", 300 << 10, limits{eager: 4096, firstChunk: 32768, maxSend: 32768, rget: true, rgetMax: 512 << 10}, true, sendPlan{protoRndv, 32768, 32768, false, false}},
 	}
 	for _, tt := range tests {
-		if got := planSend(tt.n, tt.l, tt.credit, false); got != tt.want {
+		if got := planSend(tt.n, tt.l, tt.credit, false, false); got != tt.want {
 			t.Errorf("%s: planSend(%d, credit=%v) = %+v, want %+v", tt.name, tt.n, tt.credit, got, tt.want)
 		}
 	}
@@ -108,7 +108,7 @@ func TestPlanSendOffer(t *testing.T) {
 		{"not adaptive: no offer", 100000, testLimits, true, sendPlan{protoRndv, 32768, 32768, false, false}},
 	}
 	for _, tt := range tests {
-		if got := planSend(tt.n, tt.l, tt.credit, false); got != tt.want {
+		if got := planSend(tt.n, tt.l, tt.credit, false, false); got != tt.want {
 			t.Errorf("%s: planSend(%d, credit=%v) = %+v, want %+v", tt.name, tt.n, tt.credit, got, tt.want)
 		}
 	}
@@ -290,9 +290,77 @@ func TestStreamable(t *testing.T) {
 		{100000, true, false, sendPlan{protoRget, 0, 0, false, false}},
 		{4096, true, true, sendPlan{protoEager, 4096, 4096, false, false}},
 	} {
-		if got := planSend(tt.n, band, tt.credit, tt.stream); got != tt.want {
+		if got := planSend(tt.n, band, tt.credit, tt.stream, false); got != tt.want {
 			t.Errorf("planSend(%d, credit=%v, stream=%v) = %+v, want %+v", tt.n, tt.credit, tt.stream, got, tt.want)
 		}
+	}
+}
+
+// TestPipeable: the pipeline band is above the stream band (and the eager
+// limit) up to pipeMax, inside the rget band, and empty when pipeMax is 0;
+// a stream's message in it goes by the pipeline (its first fragment
+// carries the first chunk) only when pipe says so, else it is read as
+// part of a stream; pipe means nothing outside the band.
+func TestPipeable(t *testing.T) {
+	l := testLimits
+	l.rgetMin, l.stream, l.pipeMax = 4097, 16384, 1<<20
+	for _, tt := range []struct {
+		stream, pipeMax, n int
+		want               bool
+	}{
+		{16384, 1 << 20, 16384, false}, {16384, 1 << 20, 16385, true}, {16384, 1 << 20, 1 << 20, true},
+		{16384, 1 << 20, 1<<20 + 1, false}, {16384, 0, 65536, false}, {0, 1 << 20, 4096, false}, {0, 1 << 20, 4097, true},
+	} {
+		l.stream, l.pipeMax = tt.stream, tt.pipeMax
+		if got := l.pipeable(tt.n); got != tt.want {
+			t.Errorf("stream %d, pipeMax %d: pipeable(%d) = %v, want %v", tt.stream, tt.pipeMax, tt.n, got, tt.want)
+		}
+	}
+	l.stream, l.pipeMax, l.rgetMin = 16384, 1<<20, 0 // no rget band: nothing to choose
+	if l.pipeable(65536) {
+		t.Error("pipeable outside the rget band")
+	}
+	l.rgetMin = 4097
+	for _, tt := range []struct {
+		n                    int
+		credit, stream, pipe bool
+		want                 sendPlan
+	}{
+		{65536, true, true, true, sendPlan{protoRndv, l.firstChunk, l.firstChunk, false, false}},
+		{65536, true, true, false, sendPlan{protoRget, 0, 0, false, true}},
+		{65536, true, false, true, sendPlan{protoRget, 0, 0, false, false}},   // no stream: pipe ignored
+		{1<<20 + 1, true, true, true, sendPlan{protoRget, 0, 0, false, true}}, // above the band
+		{65536, false, true, true, sendPlan{protoRndv, 0, 0, false, false}},   // out of credit: no chunk
+		{9000, true, true, true, sendPlan{protoRndv, 9000, 9000, false, false}},
+	} {
+		if got := planSend(tt.n, l, tt.credit, tt.stream, tt.pipe); got != tt.want {
+			t.Errorf("planSend(%d, credit=%v, stream=%v, pipe=%v) = %+v, want %+v", tt.n, tt.credit, tt.stream, tt.pipe, got, tt.want)
+		}
+	}
+}
+
+// TestPathEstExploreScales: the slower path is tried again only once its
+// last measurement is older than explore and than exploreWindows times
+// that measurement's duration.
+func TestPathEstExploreScales(t *testing.T) {
+	const explore = 1000
+	var e pathEst
+	e = e.note(pathRead, 100, 1000, 0)      // 0.1 ns/B, took 100 ns
+	e = e.note(pathPipe, 10_000, 1000, 100) // 10 ns/B, took 10 us: slower
+	for _, tt := range []struct {
+		now  int64
+		read bool
+	}{
+		{5000, true},                        // older than explore, not than 50 x 10 us
+		{100 + exploreWindows*10_000, true}, // exactly that old: not yet
+		{101 + exploreWindows*10_000, false},
+	} {
+		if read, _ := e.pick(tt.now, explore, pathRead); read != tt.read {
+			t.Errorf("at %d: pick = read %v, want %v", tt.now, read, tt.read)
+		}
+	}
+	if e.last != [2]int64{10_000, 100} {
+		t.Errorf("last = %v, want the two durations noted", e.last)
 	}
 }
 

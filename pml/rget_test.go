@@ -385,11 +385,13 @@ func TestSplitFlagDown(t *testing.T) {
 // pattern.
 func TestStream(t *testing.T) {
 	const n, window, windows = 800, 8, 6
+	var windowsOfSize func(t *testing.T, net *fakeNet, both, hold bool, n int)
 	// windowsOf runs windows of Isends from rank 0 (and rank 1 when both)
 	// to the other, each answered with a 1-byte message. With hold, rank
 	// 1 posts the last window's receives only after rank 0 has checked
 	// that none of that window's sends completed.
-	windowsOf := func(t *testing.T, net *fakeNet, both, hold bool) {
+	windowsOf := func(t *testing.T, net *fakeNet, both, hold bool) { windowsOfSize(t, net, both, hold, n) }
+	windowsOfSize = func(t *testing.T, net *fakeNet, both, hold bool, n int) {
 		posted := make(chan struct{})
 		job(t, net, func(t *testing.T, c *Comm) {
 			peer := 1 - c.Rank()
@@ -530,6 +532,48 @@ func TestStream(t *testing.T) {
 		// first; every other message is read.
 		if r, c := net.reads.Load(), net.carries.Load(); c != 2*(window-1) || r != int64(window*windows-2*(window-1)) {
 			t.Errorf("%d messages read, %d carried; want %d and %d", r, c, window*windows-2*(window-1), 2*(window-1))
+		}
+	})
+	// pml_ob1_stream_pipe_max: messages of 3000 bytes, above the stream
+	// limit (1024) and up to the pipeline band's top (4096), which a
+	// stream reads, are timed the same way, the read tried first: the
+	// second and third windows read (as the first, which is no stream),
+	// the fourth and fifth go by the pipeline (the first 1024 bytes with
+	// the RNDV, then two FRAGs), and the sixth the faster way. Each
+	// window's first message is read, as it starts its stream.
+	pipeBand := func(slowReads bool) *fakeNet {
+		net := newNet(1024)
+		net.tune = func(c *Config) {
+			c.RgetLimit, c.StreamLimit, c.StreamAdaptive, c.StreamPipeMax, c.RgetExploreMs = 257, 1024, true, 4096, 1_000_000
+		}
+		if slowReads {
+			net.readDelay = 2 * time.Millisecond
+		} else {
+			net.fragDelay = time.Millisecond
+		}
+		windowsOfSize(t, net, false, false, 3000)
+		return net
+	}
+	t.Run("pipeline band, reads slower", func(t *testing.T) {
+		net := pipeBand(true)
+		piped := int64(3 * (window - 1))
+		if r, c, f := net.reads.Load(), net.carries.Load(), net.frags.Load(); c != piped || f != 2*piped || r != window*windows-piped {
+			t.Errorf("%d messages read, %d piped, %d FRAGs; want %d, %d and %d", r, c, f, window*windows-piped, piped, 2*piped)
+		}
+	})
+	t.Run("pipeline band, pipeline slower", func(t *testing.T) {
+		net := pipeBand(false)
+		piped := int64(2 * (window - 1))
+		if r, c, f := net.reads.Load(), net.carries.Load(), net.frags.Load(); c != piped || f != 2*piped || r != window*windows-piped {
+			t.Errorf("%d messages read, %d piped, %d FRAGs; want %d, %d and %d", r, c, f, window*windows-piped, piped, 2*piped)
+		}
+	})
+	t.Run("pipeline band, not adaptive", func(t *testing.T) {
+		net := newNet(1024)
+		net.tune = func(c *Config) { c.RgetLimit, c.StreamLimit, c.StreamPipeMax = 257, 1024, 4096 }
+		windowsOfSize(t, net, false, false, 3000)
+		if r := net.reads.Load(); r != window*windows {
+			t.Errorf("%d of %d messages read; want all (pml_ob1_stream_pipe_max needs pml_ob1_stream_adaptive)", r, window*windows)
 		}
 	})
 }

@@ -189,10 +189,12 @@ func (p *PML) onFin(src int, data []byte) {
 }
 
 // streamingTo notes a send on c to world rank dest (pe) of a size in the
-// stream band (limits.streamable), or in the band whose read is split only
-// in a stream (limits.splitsInStream), and reports whether it is part of
-// a one-way stream, whose rendezvous carries the whole payload (planSend),
-// or, larger, is flagged so that its read may be split (flagStream):
+// stream band (limits.streamable), in the band whose read is split only
+// in a stream (limits.splitsInStream), or in the pipeline band
+// (limits.pipeable), and reports whether it is part of a one-way stream,
+// whose rendezvous carries the whole payload (planSend), or, larger, is
+// flagged so that its read may be split (flagStream) or goes by the
+// pipeline when timeStream chose that:
 // it continues a stream (the previous such send to pe came with no
 // progress event since: no message delivered, no send completed by an
 // answer, as in a window of Isends) that is one-way: as it began, no
@@ -268,11 +270,16 @@ func (c *Comm) streamingTo(pe *peer, dest, n int) bool {
 // the new stream's way: carried (the pipeline; tried first) or read,
 // whichever was faster in the last few windows of that size class that
 // took it, the slower one tried again with one window once its timing is
-// older than pml_ob1_rget_explore. The clock is read only around one-way
+// older than pml_ob1_rget_explore (or exploreWindows of that way's last
+// window, pathEst.pick). In the pipeline band (limits.pipeable: larger
+// messages, which a stream reads) the same choice is between the read,
+// tried first, and the two-copy pipeline (the first chunk, then FRAGs
+// after the receiver's ACK). The clock is read only around one-way
 // streams.
 func (p *PML) timeStream(pe *peer, n int, sent uint32, oneWay bool) {
 	t0 := int64(pe.streamT0.Load())
-	timed := oneWay && pe.lim.streamable(n) && pe.lim.inBand(n)
+	pipeable := pe.lim.pipeable(n)
+	timed := oneWay && (pe.lim.streamable(n) && pe.lim.inBand(n) || pipeable)
 	if t0 == 0 && !timed {
 		return
 	}
@@ -289,8 +296,14 @@ func (p *PML) timeStream(pe *peer, n int, sent uint32, oneWay bool) {
 		pe.untimeStream()
 		return
 	}
+	// The stream band tries carrying first, the pipeline band the read
+	// it would take untimed.
+	first := pathPipe
+	if pipeable {
+		first = pathRead
+	}
 	var read uint32
-	if p.streams.chooseAt(n, now, pathPipe) {
+	if p.streams.chooseAt(n, now, first) {
 		read = 1
 	}
 	relaxed.Store32(&pe.streamRead, read)
