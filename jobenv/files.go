@@ -21,11 +21,21 @@ func ShmGlob(uid int, jobID string) string {
 	return "gorun-" + strconv.Itoa(uid) + "-" + jobID + "-*.seg"
 }
 
+// LauncherFile, in each session directory, holds the record of the gorun
+// that owns it (its pid and start time: launcher.sessionIsStale).
+const LauncherFile = "launcher"
+
 // RemoveJobFiles removes what a job may leave outside its session directory
 // (the shared-memory files, by the naming convention in /dev/shm and in
 // backingDir, and the file named by the segment descriptor), then the
-// session directory itself. Only regular files of uid are removed: a file
-// another user put there stays.
+// session directory itself, its launcher record last: a removal cut short
+// (a rank that cleans up after a dead gorun gets its parent-death SIGKILL
+// meanwhile) leaves the record, by which the next job sees that the
+// session's gorun is gone and removes the rest. Without it, the directory,
+// its modification time just renewed by the removal, would pass for one
+// being created (TestKillGorunAndJanitor failed once so, the next job
+// leaving the session and its segment behind). Only regular files of uid
+// are removed: a file another user put there stays.
 func RemoveJobFiles(dir string, uid int, jobID, backingDir string) {
 	var paths []string
 	for _, d := range []string{"/dev/shm", backingDir} {
@@ -46,5 +56,15 @@ func RemoveJobFiles(dir string, uid int, jobID, backingDir string) {
 			os.Remove(p)
 		}
 	}
-	os.RemoveAll(dir)
+	if entries, err := os.ReadDir(dir); err == nil {
+		for _, e := range entries {
+			if e.Name() != LauncherFile {
+				removeAll(filepath.Join(dir, e.Name()))
+			}
+		}
+	}
+	removeAll(dir)
 }
+
+// removeAll is os.RemoveAll; a test cuts RemoveJobFiles short through it.
+var removeAll = os.RemoveAll

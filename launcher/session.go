@@ -17,8 +17,8 @@ import (
 )
 
 // launcherFile, in each session directory, holds the launcherRecord of the
-// gorun that owns it.
-const launcherFile = "launcher"
+// gorun that owns it (jobenv.RemoveJobFiles removes it last).
+const launcherFile = jobenv.LauncherFile
 
 // staleAge: a session directory without a readable launcher file is taken
 // for one being created (Mkdir, then the file) until it is this old.
