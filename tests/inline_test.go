@@ -21,6 +21,7 @@ var hotInlines = map[string][]string{
 		"dataRecord",          // pollBox: every data record's header
 		"recordOf",            // pollBox: the record's fields
 		"recordKind",          // put, putMatch: a record's kind and space
+		"recordSpace",         // dataRecord, recordKind: a record's ring space
 		"(*boxOut).fits",      // put, putMatch: room at the write position
 		"(*Module).burstNext", // sendBox, boxMatch: line or half-line record
 		"storeSeq",            // every publish: a release store, not an XCHG

@@ -111,26 +111,23 @@ func recordOf(w uint64) boxRecord {
 // call.
 func dataRecord(w, off, size uint64, maxMsg int) (uint64, bool) {
 	n := w >> 32 & 0xffff
-	k := uint8(w >> 56)
-	// recordKind's sizes, in a form that keeps this function inlinable.
+	rs := recordSpace(off, n, w>>56 == boxKindDataLine)
+	// w>>56|2 == 3: boxKindData (1) or boxKindDataLine (3), in a form
+	// cheap enough for this function to inline.
+	return rs, w>>56|2 == 3 && btl.Tag(w>>48) < btl.NumTags && n <= uint64(maxMsg) && off+rs <= size
+}
+
+// recordSpace is the ring space a data record of n bytes (hdr+payload) at
+// ring offset off takes: a whole number of boxAlign bytes, or with line
+// (boxKindDataLine) up to the end of the cache line its last byte is on,
+// so that the next record starts a line (the ring starts one). One
+// formula for both, so that dataRecord, which calls it, still inlines.
+func recordSpace(off, n uint64, line bool) uint64 {
 	start, mask := uint64(0), uint64(boxAlign-1)
-	if k == boxKindDataLine {
+	if line {
 		start, mask = off, 63
 	}
-	rs := (start+boxHdrSize+n+mask)&^mask - start
-	return rs, (k == boxKindData || k == boxKindDataLine) && btl.Tag(w>>48) < btl.NumTags && n <= uint64(maxMsg) && off+rs <= size
-}
-
-// boxRecordSize is the ring space a message of n bytes (hdr+payload) takes.
-func boxRecordSize(n int) uint64 {
-	return uint64(boxHdrSize+n+boxAlign-1) &^ (boxAlign - 1)
-}
-
-// boxLineRecordSize is boxRecordSize for a boxKindDataLine record at ring
-// offset off: up to the end of the line its last byte is on, so that the
-// next record starts a line (the ring starts one).
-func boxLineRecordSize(off uint64, n int) uint64 {
-	return (off+boxHdrSize+uint64(n)+63)&^63 - off
+	return (start+boxHdrSize+n+mask)&^mask - start
 }
 
 // recordKind is the kind and ring space of a data record of n bytes at
@@ -142,10 +139,11 @@ func boxLineRecordSize(off uint64, n int) uint64 {
 // carry two messages per line crossing, where a crossing costs hundreds
 // of ns (osu mr 1-8 B 0.70-0.77x far with every record a whole line).
 func recordKind(off uint64, n int, line bool) (uint8, uint64) {
+	kind := uint8(boxKindData)
 	if line {
-		return boxKindDataLine, boxLineRecordSize(off, n)
+		kind = boxKindDataLine
 	}
-	return boxKindData, boxRecordSize(n)
+	return kind, recordSpace(off, uint64(n), line)
 }
 
 // nextSeq is the pair sequence number after s; it skips 0, which marks a
@@ -243,7 +241,7 @@ func (b *boxOut) putMatch(tag btl.Tag, seq uint32, h btl.Header16, payload []byt
 		}
 	}
 	d := unsafe.Add(unsafe.Pointer(unsafe.SliceData(b.ring)), off+boxHdrSize)
-	// Two 16-byte stores at most: boxRecordSize keeps the record a
+	// Two 16-byte stores at most: recordSpace keeps the record a
 	// multiple of boxAlign, so the padded words fit in it (n <= 24: a
 	// 32-byte record, of which the header and two words are the last 24).
 	switch lo, hi := memcpy.Words16(payload); {
