@@ -111,10 +111,18 @@ type TrySender interface {
 // caller releases the lock and sends through TrySend or Send, which also
 // report the errors (a closed module, a lost peer) that TrySendLocked
 // only declines on.
+//
+// TrySendBytesLocked is TrySendLocked for a header of any length up to
+// MaxHeader: the PML sends a rendezvous's RNDV with it, in the section
+// that numbers the send and registers it for its answer (one lock where
+// the number's, the registration's and the BTL's were three). It may
+// decline more often than TrySendLocked (sm: a message that does not fit
+// the box); the caller then sends through Send, as above.
 type LockedSender interface {
 	TrySender
 	SendLock(dst int) *spinlock.Mutex
 	TrySendLocked(dst int, tag Tag, hdr Header16, payload []byte) bool
+	TrySendBytesLocked(dst int, tag Tag, hdr, payload []byte) bool
 }
 
 // SourcePoller is a module that can poll for one peer's messages alone:

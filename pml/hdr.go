@@ -212,9 +212,13 @@ func encodeFin(b []byte, sreq uint64) []byte {
 	return b
 }
 
+// finWords is a FIN as a btl.Header16, sent by btl.TrySender: sreq and a
+// zero word (16 bytes, which decodeFin takes as well as encodeFin's 8).
+func finWords(sreq uint64) btl.Header16 { return btl.Header16{Lo: sreq} }
+
 func decodeFin(b []byte) (uint64, error) {
-	if len(b) != finHdrLen {
-		return 0, fmt.Errorf("pml: FIN fragment of %d bytes, want %d", len(b), finHdrLen)
+	if len(b) != finHdrLen && (len(b) != 16 || le.Uint64(b[8:]) != 0) {
+		return 0, fmt.Errorf("pml: FIN fragment of %d bytes, want %d, or 16 ending in a zero word", len(b), finHdrLen)
 	}
 	return le.Uint64(b), nil
 }

@@ -45,6 +45,26 @@ func TestHeaderRoundTrip(t *testing.T) {
 	if _, _, _, err := decodeWrote(encodeFin(b[:], 6)); err == nil {
 		t.Error("an 8-byte FIN decoded as a wrote FIN")
 	}
+	// A FIN is 8 bytes (encodeFin) or 16 ending in a zero word (finWords,
+	// as the BTL sends a btl.Header16).
+	fw := finWords(1<<40 | 9).Bytes()
+	for _, c := range []struct {
+		b    []byte
+		sreq uint64
+		ok   bool
+	}{
+		{encodeFin(b[:], 1<<40|9), 1<<40 | 9, true},
+		{fw[:], 1<<40 | 9, true},
+		{append(fw[:8:8], 0, 0, 0, 0, 0, 0, 0, 1), 0, false},
+		{fw[:12], 0, false},
+		{fw[:7], 0, false},
+		{append(fw[:], 0), 0, false},
+	} {
+		sreq, err := decodeFin(c.b)
+		if (err == nil) != c.ok || c.ok && sreq != c.sreq {
+			t.Errorf("FIN %x: sreq %#x, error %v; want %#x, ok %v", c.b, sreq, err, c.sreq, c.ok)
+		}
+	}
 	rr, off, pl, err := decodeFrag(append(encodeFrag(b[:], 4, 5), 'x'))
 	if err != nil || rr != 4 || off != 5 || string(pl) != "x" {
 		t.Fatalf("FRAG: %d %d %q %v", rr, off, pl, err)
@@ -110,6 +130,8 @@ func FuzzDecodeHeader(f *testing.F) {
 	f.Add(append(h.encodeRndv(b[:]), 1, 2))
 	f.Add(encodeAck(b[:], 1, 2, 3, 4))
 	f.Add(encodeFrag(b[:], 1, 2))
+	fw := finWords(3).Bytes()
+	f.Add(fw[:])
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var h matchHdr

@@ -125,6 +125,7 @@ type peer struct {
 	sendMu    *spinlock.Mutex
 	ownSendMu spinlock.Mutex
 	locked    btl.LockedSender
+	sends     sendTable // our sends to this peer awaiting ACK or FIN (under sendMu)
 	// Eager flow control (see creditLimit; unused when it is 0): the
 	// credit left is creditLimit + creditBack - creditTaken. creditTaken
 	// counts the eager payload bytes we sent the peer (under sendMu),
@@ -197,8 +198,10 @@ type peer struct {
 // completion (finish) runs with or without mu. A Handle takes no lock (its
 // word is an atomic; see handle.go). A peer's sendMu (sm's peer.mu, or
 // the PML's own) is a leaf to the PML: under it a send takes its credit
-// and number and, through btl.LockedSender, puts an eager message in the
-// peer's box, and nothing else; it is never taken under mu.
+// and number, a send that awaits an answer is registered in the peer's
+// sendTable (where the answer's handler looks it up, under it too), and
+// through btl.LockedSender an eager message or a RNDV goes into the peer's
+// box, and nothing else; the PML never takes it under mu.
 //
 // A Progress pass holds mu across a BTL's poll once it has delivered an
 // eager message (batch delivery, recv.go): the BTL's own locks taken in
@@ -234,7 +237,6 @@ type PML struct {
 	// every section under mu is short, see below).
 	mu     spinlock.Mutex
 	eng    *match.Engine
-	sends  map[uint64]*Request // send requests awaiting ACK or FIN
 	recvs  map[uint64]*Request // rendezvous receives awaiting FRAGs
 	nextID uint64              // last request id handed out
 	// unexpected-message memory
@@ -302,7 +304,6 @@ func New(cfg Config) (*PML, error) {
 		peers: make([]peer, cfg.Size),
 		mods:  cfg.Modules,
 		eng:   match.New(cfg.Size),
-		sends: make(map[uint64]*Request),
 		recvs: make(map[uint64]*Request),
 	}
 	p.rget.init(time.Duration(cfg.RgetExploreMs) * time.Millisecond)
@@ -410,13 +411,11 @@ func (p *PML) onPeerLost(rank int) {
 			fail = append(fail, r)
 		}
 	}
-	for id, r := range p.sends {
-		if r.peer == rank {
-			delete(p.sends, id)
-			fail = append(fail, r)
-		}
-	}
 	p.mu.Unlock()
+	pe := &p.peers[rank]
+	pe.sendMu.Lock() // after lost was set: a send registered later fails in the BTL (afterSend)
+	fail = pe.sends.takeAll(fail)
+	pe.sendMu.Unlock()
 	p.log.Debug("peer lost", "rank", rank, "failed", len(fail))
 	for _, r := range fail {
 		if r.kind == kindSend {
@@ -431,9 +430,7 @@ func (p *PML) onPeerLost(rank int) {
 // finishSend completes a send request (zero Status, as the contract says).
 func (p *PML) finishSend(r *Request, err error) {
 	if r.tracked && err != nil {
-		p.mu.Lock()
-		delete(p.sends, r.id)
-		p.mu.Unlock()
+		p.untrack(r)
 	}
 	big := r.big // r may be recycled once finished
 	if r.finish(Status{}, err) && big {

@@ -69,7 +69,22 @@ func (p *PML) onRndv(src int, data []byte) {
 		p.log.Error("dropping a malformed fragment", "from", src, "error", err)
 		return
 	}
-	p.arrive(src, &h, true, chunk)
+	if uint(src) >= uint(len(p.peers)) {
+		p.arrive(src, &h, true, chunk) // logs it
+		return
+	}
+	p.lockDelivery()
+	// As onMatch: a RNDV in its turn whose receive is posted (a
+	// ping-pong's) is matched without a Msg, a pair list and a job list.
+	if rv := p.eng.TakeInTurn(h.ctx, src, int(h.tag), h.seq); rv != nil {
+		j := p.deliverLocked(rv.Data.(*Request), src, &h, true, chunk)
+		j.inPoll = true
+		p.arrived++
+		p.endDelivery()
+		p.runRndv(&j)
+		return
+	}
+	p.arriveLocked(src, &h, true, chunk)
 }
 
 // Batch delivery. A BTL poll hands over a run of consecutive messages (a
@@ -374,11 +389,27 @@ func (p *PML) runRndv(j *rndvJob) {
 			if r.rg.timed {
 				p.rget.note(pathRead, r.want-r.received, time.Duration(p.rget.now()-t0))
 			}
+			r.received = r.want
+			if ts := p.peers[src].try; ts != nil {
+				// The receive completes first, then the FIN goes, its
+				// header by value (r may be recycled at once): a locked
+				// instruction after the FIN's store into a line the
+				// sender polls (the completion's) waits for that line to
+				// come over, on the receive's way back to its caller.
+				p.finishRecv(r)
+				sent, err := ts.TrySend(src, btl.TagPMLFin, finWords(j.sreq), nil)
+				if err == nil && !sent {
+					_, err = m.Send(src, btl.TagPMLFin, encodeFin(make([]byte, finHdrLen), j.sreq), nil, nil)
+				}
+				if err != nil {
+					p.log.Debug("FIN send failed", "to", src, "error", err)
+				}
+				return
+			}
 			if _, err := m.Send(src, btl.TagPMLFin, encodeFin(r.hdr[:], j.sreq), nil, nil); err != nil {
 				r.finish(Status{}, err)
 				return
 			}
-			r.received = r.want
 			p.finishRecv(r)
 			return
 		}

@@ -18,7 +18,7 @@ func (c *Comm) startSend(r *Request, buf []byte, dest, tag int, sync bool, plan 
 	pe := &p.peers[dest]
 	r.p, r.kind, r.buf, r.peer, r.sync = p, kindSend, buf, dest, sync
 	p.activeSends.Add(1)
-	h := matchHdr{ctx: c.ctx, tag: int32(tag), seq: c.nextSeq(pe, dest)}
+	h := matchHdr{ctx: c.ctx, tag: int32(tag)}
 	hb := &r.hdr
 	r.pending.Store(3) // this call + the first copy + the answer
 	r.chunk = plan.chunk
@@ -43,30 +43,42 @@ func (c *Comm) startSend(r *Request, buf []byte, dest, tag int, sync bool, plan 
 			h.flags |= flagStream
 		}
 	}
-	p.mu.Lock()
-	p.nextID++
-	r.id = p.nextID
+	// Numbered and registered for its answer in one section, and sent in
+	// it too when the BTL can take the RNDV at once (sendTable).
 	r.tracked = true
-	p.sends[r.id] = r
-	p.mu.Unlock()
+	pe.sendMu.Lock()
+	h.seq = c.seqLocked(dest)
+	pe.sends.add(r)
 	h.sreq = r.id
-	var copied bool
+	copied := false
+	if ls := pe.locked; ls != nil && plan.proto != protoEager {
+		copied = ls.TrySendBytesLocked(dest, btl.TagPMLRndv, h.encodeRndv(hb[:]), buf[:plan.chunk])
+	}
+	pe.sendMu.Unlock()
 	var err error
-	if plan.proto == protoEager { // Ssend of an eager-sized message
+	switch {
+	case copied:
+	case plan.proto == protoEager: // Ssend of an eager-sized message
 		copied, err = pe.m.Send(dest, btl.TagPMLMatch, h.encodeMatch(hb[:]), buf, r)
-	} else {
+	default:
 		copied, err = pe.m.Send(dest, btl.TagPMLRndv, h.encodeRndv(hb[:]), buf[:plan.chunk], r)
 	}
 	return r.afterSend(copied, err)
+}
+
+// untrack removes r, a send, from its peer's table if it is still there.
+func (p *PML) untrack(r *Request) {
+	pe := &p.peers[r.peer]
+	pe.sendMu.Lock()
+	pe.sends.take(r.id)
+	pe.sendMu.Unlock()
 }
 
 // afterSend accounts for the first btl.Send of r and drops the starter's token.
 func (r *Request) afterSend(copied bool, err error) error {
 	if err != nil {
 		if r.tracked {
-			r.p.mu.Lock()
-			delete(r.p.sends, r.id)
-			r.p.mu.Unlock()
+			r.p.untrack(r)
 		}
 		r.pending.Store(0)
 		big, p := r.big, r.p
@@ -107,20 +119,25 @@ func (p *PML) onAck(src int, data []byte) {
 // onSplitAck handles a split ACK (recv.go, splitRead): the receiver reads
 // the first part of our buffer and asks us to write [from, want) into its
 // buffer at addr meanwhile, so that both ranks' cores copy. The send stays
-// in sends for the FIN the receiver sends once its read is done (or the
-// plain ACK that asks for its part as FRAGs if the read failed); it
-// completes on that. A write that fails sends the part as FRAGs instead.
+// in its peer's table (sendTable) for the FIN the receiver sends once its
+// read is done (or the plain ACK that asks for its part as FRAGs if the
+// read failed); it completes on that. A write that fails sends the part as
+// FRAGs instead.
 func (p *PML) onSplitAck(src int, sreq, rreq, from, want uint64, addr uintptr) {
-	p.endDelivery() // a BTL callback: the poll may hold mu (recv.go)
-	p.mu.Lock()
-	r := p.sends[sreq]
-	p.mu.Unlock()
-	if r == nil || r.peer != src || want > uint64(len(r.buf)) {
+	p.endDelivery() // a BTL callback that may copy long (WriteTo): not under mu
+	var r *Request
+	if src >= 0 && src < len(p.peers) {
+		pe := &p.peers[src]
+		pe.sendMu.Lock()
+		r = pe.sends.get(sreq)
+		pe.sendMu.Unlock()
+	}
+	if r == nil || want > uint64(len(r.buf)) {
 		p.log.Error("split ACK for an unknown send request or beyond its buffer", "from", src, "sreq", sreq, "bytes", want)
 		return
 	}
 	// r stays valid: only BTL callbacks (this one holds progMu) or a
-	// loss of src, handled under progMu too, end a send in sends.
+	// loss of src, handled under progMu too, end a send in the table.
 	r.pending.Add(1) // the FIN still to come
 	pe := &p.peers[src]
 	w, ok := pe.m.(btl.Writer)
@@ -165,14 +182,16 @@ func (p *PML) takeSend(src int, sreq uint64, what string, decodeErr error) *Requ
 		p.log.Error("dropping a malformed fragment", "from", src, "error", decodeErr)
 		return nil
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	r := p.sends[sreq]
-	if r == nil || r.peer != src {
-		p.log.Error(what+" for an unknown send request", "from", src, "sreq", sreq)
-		return nil
+	var r *Request
+	if src >= 0 && src < len(p.peers) {
+		pe := &p.peers[src]
+		pe.sendMu.Lock()
+		r = pe.sends.take(sreq)
+		pe.sendMu.Unlock()
 	}
-	delete(p.sends, sreq)
+	if r == nil {
+		p.log.Error(what+" for an unknown send request", "from", src, "sreq", sreq)
+	}
 	return r
 }
 

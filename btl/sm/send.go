@@ -192,6 +192,18 @@ func (m *Module) TrySendLocked(dst int, tag btl.Tag, h btl.Header16, payload []b
 	return sent
 }
 
+// TrySendBytesLocked implements btl.LockedSender: TrySendLocked for a
+// header of any length, sent only into the box.
+func (m *Module) TrySendBytesLocked(dst int, tag btl.Tag, hdr, payload []byte) bool {
+	p := &m.peers[dst]
+	n := len(hdr) + len(payload)
+	if n > m.boxMsgMax || len(hdr) > btl.MaxHeader || tag >= btl.NumTags || p.out == nil || p.mu.q.Len() != 0 || m.closed.Load() || p.lost.Load() {
+		return false
+	}
+	_, sent := m.sendBox(p, tag, hdr, payload, n)
+	return sent
+}
+
 var _ btl.LockedSender = (*Module)(nil)
 
 // tryOnly is TrySend's completion: enqueueLocked refuses to keep a message
