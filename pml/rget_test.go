@@ -180,6 +180,13 @@ func TestSplitRead(t *testing.T) {
 						t.Error(err)
 						return
 					}
+					// A read is split only while its sender waits
+					// (PeerRunning): let rank 0 start its Isends and
+					// reach its Wait before this rank polls for them.
+					// (Without it, 2 in 180 runs under -race read every
+					// message whole while rank 0 was still between
+					// Isends.)
+					time.Sleep(20 * time.Millisecond)
 					for i := range hs {
 						st, err := hs[i].Wait(nil)
 						want := pattern(tt.n, i)[:len(bufs[i])]
