@@ -274,17 +274,27 @@ func (c *Comm) planSend(buf []byte, dest, tag int, sync bool) (sendPlan, error) 
 		}
 		return planSend(n, pe.lim, false, false, false), nil
 	}
-	stream := (pe.lim.streamable(n) || pe.lim.splitsInStream(n) || pe.lim.pipeable(n)) && c.streamingTo(pe, dest, n)
+	inStream := (pe.lim.streamable(n) || pe.lim.splitsInStream(n) || pe.lim.pipeable(n)) && c.streamingTo(pe, dest, n)
+	stream := inStream
 	if stream && pe.streamRead.Load() != 0 && pe.lim.streamable(n) {
 		stream = false // this stream's messages are read (timeStream)
 	}
 	// A pipeable stream goes by the pipeline only when timeStream chose it
 	// (streamRead is 0 in a stream it does not time, too).
 	pipe := stream && pe.lim.pipeable(n) && pe.streamT0.Load() != 0 && pe.streamRead.Load() == 0
-	plan := planSend(n, pe.lim, true, stream, pipe)
-	if plan.credit > 0 && !p.takeCredit(pe, plan.credit) {
-		plan = planSend(n, pe.lim, false, false, false) // out of credit: a stream's message is read too
+	var carried bool
+	var t0 int64
+	if !inStream && pe.lim.carriable(n) && p.activeSends.Load() == 0 {
+		carried, t0 = p.serialWay(n)
 	}
+	// A carried serial send skips the rget band as a stream's does.
+	plan := planSend(n, pe.lim, true, stream || carried, pipe)
+	if plan.credit > 0 && !p.takeCredit(pe, plan.credit) {
+		// Out of credit: a stream's message is read too, and a serial
+		// send is read untimed.
+		return planSend(n, pe.lim, false, false, false), nil
+	}
+	plan.carried, plan.t0 = carried, t0
 	return plan, nil
 }
 

@@ -71,6 +71,14 @@ type Config struct {
 	// is timed the same way and goes by the read or by the two-copy
 	// pipeline, whichever was faster lately (limits.pipeable). 0: read.
 	StreamPipeMax int
+	// SerialCarryMax: a rendezvous of at most this many bytes, sent when
+	// it is the rank's only send in flight and not as part of a one-way
+	// stream (a ping-pong's), carries its payload in its first fragment or
+	// offers it for the receiver's read, whichever completed faster lately
+	// (rget.go's serialWay: pathEst per size class, timed by the sender
+	// from its start to its answer). Needs the BTL's single copy; the
+	// BTL's max send size bounds it. 0: such a send is read.
+	SerialCarryMax int
 	// SleepTimeout bounds one sleep in the transport (peer-loss checks and
 	// pending-queue retries happen at least this often while idle).
 	SleepTimeout time.Duration
@@ -88,6 +96,15 @@ func splitMin(cfg Config) int {
 		return 0
 	}
 	return cfg.RgetSplit
+}
+
+// carryMax is limits.carry: SerialCarryMax, at most the BTL's max send
+// size, with single copy; else 0.
+func carryMax(cfg Config, a btl.Attributes) int {
+	if !a.SingleCopy {
+		return 0
+	}
+	return min(cfg.SerialCarryMax, a.MaxSendSize)
 }
 
 // pipeMax is limits.pipeMax: StreamPipeMax with StreamAdaptive, else 0.
@@ -125,7 +142,8 @@ type peer struct {
 	sendMu    *spinlock.Mutex
 	ownSendMu spinlock.Mutex
 	locked    btl.LockedSender
-	sends     sendTable // our sends to this peer awaiting ACK or FIN (under sendMu)
+	sends     sendTable       // our sends to this peer awaiting ACK or FIN (under sendMu)
+	ackBuf    [ackHdrLen]byte // an ACK sent under sendMu (PML.ackDone)
 	// Eager flow control (see creditLimit; unused when it is 0): the
 	// credit left is creditLimit + creditBack - creditTaken. creditTaken
 	// counts the eager payload bytes we sent the peer (under sendMu),
@@ -253,6 +271,10 @@ type PML struct {
 	// streams: carried or read, per one-way stream (Config.StreamAdaptive,
 	// Comm.streamingTo); only its est and mutex are used.
 	streams rgetChoice
+	// serial: carried or read, per serial send up to pml_ob1_serial_carry_max
+	// (Config.SerialCarryMax, PML.serialWay).
+	serial     rgetChoice
+	serialRuns serialRuns
 
 	jobs []rndvJob // arrive's scratch, guarded by progMu (arrive runs in BTL callbacks)
 	// delivering: this Progress pass holds mu for the eager deliveries of
@@ -309,6 +331,8 @@ func New(cfg Config) (*PML, error) {
 	p.rget.init(time.Duration(cfg.RgetExploreMs) * time.Millisecond)
 	p.streams.init(time.Duration(cfg.RgetExploreMs) * time.Millisecond)
 	p.streams.warmUp = true
+	p.serial.init(time.Duration(cfg.RgetExploreMs) * time.Millisecond)
+	p.serial.warmUp = true
 	p.reqs.init()
 	for i := range p.peers {
 		var best btl.Module
@@ -328,7 +352,7 @@ func New(cfg Config) (*PML, error) {
 		p.peers[i] = peer{m: best, lim: limits{eager: a.EagerLimit, firstChunk: a.MaxSendSize, maxSend: a.MaxSendSize,
 			rget: a.SingleCopy, rgetMin: cfg.RgetLimit, rgetMax: cfg.RgetMax, adaptive: cfg.RgetAdaptive,
 			splitMin: splitMin(cfg), splitStream: splitStreamMin(cfg), stream: min(cfg.StreamLimit, a.MaxSendSize),
-			pipeMax: pipeMax(cfg)}}
+			pipeMax: pipeMax(cfg), carry: carryMax(cfg, a)}}
 		p.peers[i].try, _ = best.(btl.TrySender)
 		if sp, ok := best.(btl.SourcePoller); ok && !cfg.Yield {
 			p.peers[i].poller = sp

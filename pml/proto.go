@@ -18,7 +18,15 @@ type limits struct {
 	splitStream int  // the same for a message of a one-way stream (flagStream; at most splitMin, 0 with it)
 	stream      int  // largest rendezvous that carries its whole payload in a one-way stream (Config.StreamLimit, at most maxSend)
 	pipeMax     int  // largest message of the pipeline band (pipeable; Config.StreamPipeMax, 0 without Config.StreamAdaptive)
+	carry       int  // largest serial send that may carry its payload (carriable; Config.SerialCarryMax)
 }
+
+// carriable says whether an n-byte message that is not part of a one-way
+// stream may carry its whole payload in its first fragment instead of
+// being read, when that was faster lately (Config.SerialCarryMax,
+// PML.serialWay): a rendezvous up to limits.carry that the rget band
+// would have read.
+func (l limits) carriable(n int) bool { return n > l.eager && n <= l.carry && l.inBand(n) }
 
 // streamable says whether an n-byte message is a rendezvous that may carry
 // its whole payload in its first fragment when it is part of a one-way
@@ -62,6 +70,11 @@ type sendPlan struct {
 	credit int  // eager credit the first fragment needs (see PML.takeCredit)
 	offer  bool // protoRndv: the header also carries the buffer's address, so the receiver may read the rest itself
 	stream bool // protoRget: part of a one-way stream (flagStream), so that its read may be split from limits.splitStream
+	// carried and t0: a serial send in the stream band (PML.serialWay)
+	// that carries its payload (protoRndv) rather than being read, and
+	// when a timed one started (PML.serial's clock; 0: not timed).
+	carried bool
+	t0      int64
 }
 
 // planSend chooses the protocol of an n-byte message. credit says whether

@@ -417,6 +417,14 @@ func (p *PML) runRndv(j *rndvJob) {
 		j.plan.frags = true
 	}
 	if !j.plan.frags {
+		if pe := &p.peers[src]; pe.locked != nil {
+			// As the FIN above: the receive completes first, then the
+			// ACK goes, from the peer's scratch under its send lock.
+			sreq, want := j.sreq, uint64(r.want)
+			p.finishRecv(r)
+			p.ackDone(src, pe, sreq, want)
+			return
+		}
 		if _, err := m.Send(src, btl.TagPMLAck, encodeAck(r.hdr[:], j.sreq, 0, uint64(r.want), uint64(r.want)), nil, nil); err != nil {
 			p.log.Debug("ACK send failed", "to", src, "error", err)
 		}
@@ -428,6 +436,22 @@ func (p *PML) runRndv(j *rndvJob) {
 	p.registerRecvLocked(r)
 	p.sendAckLocked(src, j.sreq, r.id, uint64(r.received), uint64(r.want))
 	p.mu.Unlock()
+}
+
+// ackDone sends src the ACK that completes its send sreq, whose want
+// bytes a completed receive took whole from the RNDV (pe.locked set):
+// through the peer's scratch and TrySendBytesLocked under its send lock,
+// or, when the BTL declines, through Send from a buffer of its own.
+func (p *PML) ackDone(src int, pe *peer, sreq, want uint64) {
+	pe.sendMu.Lock()
+	sent := pe.locked.TrySendBytesLocked(src, btl.TagPMLAck, encodeAck(pe.ackBuf[:], sreq, 0, want, want), nil)
+	pe.sendMu.Unlock()
+	if sent {
+		return
+	}
+	if _, err := pe.m.Send(src, btl.TagPMLAck, encodeAck(make([]byte, ackHdrLen), sreq, 0, want, want), nil, nil); err != nil {
+		p.log.Debug("ACK send failed", "to", src, "error", err)
+	}
 }
 
 // registerRecvLocked gives r an id and puts it in recvs, where its FRAGs

@@ -56,11 +56,13 @@ type Request struct {
 	// send side
 	hdr     [btl.MaxHeader]byte // header scratch (a local array would escape); a receive uses it for its ACK or FIN
 	pending atomic.Int32
-	chunk   int  // bytes sent with the RNDV header
-	fast    bool // eager Isend: SendDone completes it directly (no tokens)
-	sync    bool // Ssend
-	tracked bool // in PML.sends
-	big     bool // counted in PML.bigSends until it finishes (a read its receiver may split)
+	chunk   int   // bytes sent with the RNDV header
+	fast    bool  // eager Isend: SendDone completes it directly (no tokens)
+	sync    bool  // Ssend
+	tracked bool  // in its peer's sendTable
+	big     bool  // counted in PML.bigSends until it finishes (a read its receiver may split)
+	carried bool  // a serial send (Config.SerialCarryMax) that carries its payload rather than offering it
+	st0     int64 // a timed serial send's start on PML.serial's clock (0: not timed)
 
 	// receive side
 	recv     match.Recv // Data points back to the request
@@ -113,6 +115,9 @@ func (r *Request) finish(st Status, err error) bool {
 func (r *Request) complete(st Status, err error) {
 	r.status, r.err = st, err
 	if r.kind == kindSend {
+		if r.st0 != 0 && err == nil {
+			r.p.serialDone(r)
+		}
 		r.p.activeSends.Add(-1)
 	}
 	if r.state.Or(stDone)&stWaiter != 0 {

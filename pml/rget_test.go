@@ -732,3 +732,131 @@ func TestStreamAdaptiveLoneSends(t *testing.T) {
 		t.Errorf("%d messages carried; want %d (the tries of the second and third windows)", c, 2*(window-1))
 	}
 }
+
+// A ping-pong's messages in the stream band (Config.SerialCarryMax) are
+// carried or read, whichever completed faster lately, by each sender's
+// own timing: with reads slowed, they are carried after the first run of
+// each way; with carries slowed, they are read; without SerialCarryMax,
+// always read. Every message arrives whole either way. A send that is
+// not the rank's only one in flight is read and not timed.
+func TestSerialCarry(t *testing.T) {
+	const n, rounds = 1500, 150
+	pingPong := func(t *testing.T, net *fakeNet) {
+		job(t, net, func(t *testing.T, c *Comm) {
+			peer := 1 - c.Rank()
+			buf := make([]byte, n)
+			for i := range rounds {
+				if c.Rank() == 0 {
+					if err := c.Send(pattern(n, i), peer, 5, false); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+				if _, err := c.Recv(buf, peer, 5); err != nil {
+					t.Error(err)
+					return
+				}
+				if want := pattern(n, i); !bytes.Equal(buf, want) {
+					t.Errorf("rank %d round %d: wrong bytes", c.Rank(), i)
+					return
+				}
+				if c.Rank() == 1 {
+					if err := c.Send(buf, peer, 5, false); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}
+		})
+	}
+	newNet := func(adaptive bool) *fakeNet {
+		net := newFakeNet(2, 256, 4096)
+		net.rget = true
+		net.tune = func(c *Config) {
+			c.StreamLimit = 4096
+			if adaptive {
+				c.SerialCarryMax = 4096
+			}
+			c.RgetExploreMs = 1 << 20 // no second look within the test
+		}
+		return net
+	}
+	// Each rank's first run reads (the first read not counted), its second
+	// carries: 2*serialRun of each way, then the faster one.
+	first := int64(2 * serialRun)
+	t.Run("reads slow", func(t *testing.T) {
+		net := newNet(true)
+		net.readDelay = 2 * time.Millisecond
+		pingPong(t, net)
+		if r, c := net.reads.Load(), net.carries.Load(); r != first || c != 2*rounds-first {
+			t.Errorf("%d reads and %d carried sends, want %d and %d", r, c, first, 2*rounds-first)
+		}
+	})
+	t.Run("carries slow", func(t *testing.T) {
+		net := newNet(true)
+		net.carryDelay = 2 * time.Millisecond
+		pingPong(t, net)
+		if r, c := net.reads.Load(), net.carries.Load(); c != first || r != 2*rounds-first {
+			t.Errorf("%d reads and %d carried sends, want %d and %d", r, c, 2*rounds-first, first)
+		}
+	})
+	t.Run("off", func(t *testing.T) {
+		net := newNet(false)
+		net.readDelay = 2 * time.Millisecond
+		pingPong(t, net)
+		if r, c := net.reads.Load(), net.carries.Load(); r != 2*rounds || c != 0 {
+			t.Errorf("%d reads and %d carried sends, want %d and none", r, c, 2*rounds)
+		}
+	})
+	t.Run("not alone in flight", func(t *testing.T) {
+		// Rank 0 keeps a send to rank 2 in flight while it ping-pongs
+		// with rank 1: its pings are read, untimed; rank 1's pongs, its
+		// only sends, adapt as above.
+		net := newNet(true)
+		net.mods = append(net.mods, &fakeMod{net: net, rank: 2, wake: make(chan struct{}, 1), peerDead: map[int]bool{}})
+		net.readDelay = 2 * time.Millisecond
+		job(t, net, func(t *testing.T, c *Comm) {
+			switch c.Rank() {
+			case 2:
+				c.Recv(nil, 0, 9) // the end of the ping-pong
+				buf := make([]byte, n)
+				if _, err := c.Recv(buf, 0, 8); err != nil || !bytes.Equal(buf, pattern(n, 8)) {
+					t.Errorf("rank 2: %v or wrong bytes", err)
+				}
+				return
+			case 0:
+				var r Request
+				if err := c.Isend(&r, pattern(n, 8), 2, 8, false); err != nil {
+					t.Error(err)
+					return
+				}
+				defer r.Wait(nil)
+				defer c.Send(nil, 2, 9, false)
+			}
+			peer := 1 - c.Rank()
+			buf := make([]byte, n)
+			for i := range rounds {
+				if c.Rank() == 0 {
+					if err := c.Send(pattern(n, i), peer, 5, false); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+				if _, err := c.Recv(buf, peer, 5); err != nil || !bytes.Equal(buf, pattern(n, i)) {
+					t.Errorf("rank %d round %d: %v or wrong bytes", c.Rank(), i, err)
+					return
+				}
+				if c.Rank() == 1 {
+					if err := c.Send(buf, peer, 5, false); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}
+		})
+		wantR, wantC := int64(rounds+serialRun+1), int64(rounds-serialRun)
+		if r, c := net.reads.Load(), net.carries.Load(); r != wantR || c != wantC {
+			t.Errorf("%d reads and %d carried sends, want %d and %d (rank 0's pings and its send to rank 2 read)", r, c, wantR, wantC)
+		}
+	})
+}
