@@ -68,12 +68,7 @@ func (c *Comm) startSend(r *Request, buf []byte, dest, tag int, sync bool, plan 
 }
 
 // untrack removes r, a send, from its peer's table if it is still there.
-func (p *PML) untrack(r *Request) {
-	pe := &p.peers[r.peer]
-	pe.sendMu.Lock()
-	pe.sends.take(r.id)
-	pe.sendMu.Unlock()
-}
+func (p *PML) untrack(r *Request) { p.sendOf(r.peer, r.id, true) }
 
 // afterSend accounts for the first btl.Send of r and drops the starter's token.
 func (r *Request) afterSend(copied bool, err error) error {
@@ -126,13 +121,7 @@ func (p *PML) onAck(src int, data []byte) {
 // FRAGs instead.
 func (p *PML) onSplitAck(src int, sreq, rreq, from, want uint64, addr uintptr) {
 	p.endDelivery() // a BTL callback that may copy long (WriteTo): not under mu
-	var r *Request
-	if src >= 0 && src < len(p.peers) {
-		pe := &p.peers[src]
-		pe.sendMu.Lock()
-		r = pe.sends.get(sreq)
-		pe.sendMu.Unlock()
-	}
+	r := p.sendOf(src, sreq, false)
 	if r == nil || want > uint64(len(r.buf)) {
 		p.log.Error("split ACK for an unknown send request or beyond its buffer", "from", src, "sreq", sreq, "bytes", want)
 		return
@@ -183,17 +172,26 @@ func (p *PML) takeSend(src int, sreq uint64, what string, decodeErr error) *Requ
 		p.log.Error("dropping a malformed fragment", "from", src, "error", decodeErr)
 		return nil
 	}
-	var r *Request
-	if src >= 0 && src < len(p.peers) {
-		pe := &p.peers[src]
-		pe.sendMu.Lock()
-		r = pe.sends.take(sreq)
-		pe.sendMu.Unlock()
-	}
+	r := p.sendOf(src, sreq, true)
 	if r == nil {
 		p.log.Error(what+" for an unknown send request", "from", src, "sreq", sreq)
 	}
 	return r
+}
+
+// sendOf returns our send sreq to world rank src from src's sendTable,
+// removed from it with take, or nil when src has no such send.
+func (p *PML) sendOf(src int, sreq uint64, take bool) *Request {
+	if src < 0 || src >= len(p.peers) {
+		return nil
+	}
+	pe := &p.peers[src]
+	pe.sendMu.Lock()
+	defer pe.sendMu.Unlock()
+	if take {
+		return pe.sends.take(sreq)
+	}
+	return pe.sends.get(sreq)
 }
 
 // onFin: the receiver has read the payload itself (single copy).
