@@ -741,34 +741,31 @@ func TestStreamAdaptiveLoneSends(t *testing.T) {
 // not the rank's only one in flight is read and not timed.
 func TestSerialCarry(t *testing.T) {
 	const n, rounds = 1500, 150
-	pingPong := func(t *testing.T, net *fakeNet) {
-		job(t, net, func(t *testing.T, c *Comm) {
-			peer := 1 - c.Rank()
-			buf := make([]byte, n)
-			for i := range rounds {
-				if c.Rank() == 0 {
-					if err := c.Send(pattern(n, i), peer, 5, false); err != nil {
-						t.Error(err)
-						return
-					}
-				}
-				if _, err := c.Recv(buf, peer, 5); err != nil {
+	// rally plays rounds of ping-pong between ranks 0 and 1 and checks
+	// every message's bytes.
+	rally := func(t *testing.T, c *Comm) {
+		peer := 1 - c.Rank()
+		buf := make([]byte, n)
+		for i := range rounds {
+			if c.Rank() == 0 {
+				if err := c.Send(pattern(n, i), peer, 5, false); err != nil {
 					t.Error(err)
 					return
 				}
-				if want := pattern(n, i); !bytes.Equal(buf, want) {
-					t.Errorf("rank %d round %d: wrong bytes", c.Rank(), i)
+			}
+			if _, err := c.Recv(buf, peer, 5); err != nil || !bytes.Equal(buf, pattern(n, i)) {
+				t.Errorf("rank %d round %d: %v or wrong bytes", c.Rank(), i, err)
+				return
+			}
+			if c.Rank() == 1 {
+				if err := c.Send(buf, peer, 5, false); err != nil {
+					t.Error(err)
 					return
 				}
-				if c.Rank() == 1 {
-					if err := c.Send(buf, peer, 5, false); err != nil {
-						t.Error(err)
-						return
-					}
-				}
 			}
-		})
+		}
 	}
+	pingPong := func(t *testing.T, net *fakeNet) { job(t, net, rally) }
 	newNet := func(adaptive bool) *fakeNet {
 		net := newFakeNet(2, 256, 4096)
 		net.rget = true
@@ -833,26 +830,7 @@ func TestSerialCarry(t *testing.T) {
 				defer r.Wait(nil)
 				defer c.Send(nil, 2, 9, false)
 			}
-			peer := 1 - c.Rank()
-			buf := make([]byte, n)
-			for i := range rounds {
-				if c.Rank() == 0 {
-					if err := c.Send(pattern(n, i), peer, 5, false); err != nil {
-						t.Error(err)
-						return
-					}
-				}
-				if _, err := c.Recv(buf, peer, 5); err != nil || !bytes.Equal(buf, pattern(n, i)) {
-					t.Errorf("rank %d round %d: %v or wrong bytes", c.Rank(), i, err)
-					return
-				}
-				if c.Rank() == 1 {
-					if err := c.Send(buf, peer, 5, false); err != nil {
-						t.Error(err)
-						return
-					}
-				}
-			}
+			rally(t, c)
 		})
 		wantR, wantC := int64(rounds+serialRun+1), int64(rounds-serialRun)
 		if r, c := net.reads.Load(), net.carries.Load(); r != wantR || c != wantC {
