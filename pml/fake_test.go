@@ -51,6 +51,36 @@ type fakeNet struct {
 	// (btl.SourcePoller), whose PollFrom calls fromPolls counts.
 	sourcePoll bool
 	fromPolls  [8]atomic.Int64
+	// vec makes job give the PMLs the modules as vecMods (btl.VecReader),
+	// whose ReadVec calls and the regions they copied vecCalls and
+	// vecRegions count; vecMax bounds the regions of one call, and
+	// vecStop, when set, makes a call stop before a region of that many
+	// bytes (counting only the regions before it).
+	vec                  bool
+	vecMax, vecStop      int
+	vecCalls, vecRegions atomic.Int64
+}
+
+// vecMod is a fakeMod that reads several regions in one call
+// (btl.VecReader), from its own process as ReadFrom does.
+type vecMod struct{ *fakeMod }
+
+func (m vecMod) ReadVec(peer int, addr []uintptr, dst [][]byte) int {
+	m.net.vecCalls.Add(1)
+	var local []unix.Iovec
+	var remote []unix.RemoteIovec
+	for i := 0; i < min(len(addr), m.net.vecMax) && len(dst[i]) != m.net.vecStop; i++ {
+		local = append(local, unix.Iovec{Base: unsafe.SliceData(dst[i]), Len: uint64(len(dst[i]))})
+		remote = append(remote, unix.RemoteIovec{Base: addr[i], Len: len(dst[i])})
+	}
+	if len(local) == 0 {
+		return 0
+	}
+	if _, err := unix.ProcessVMReadv(os.Getpid(), local, remote, 0); err != nil {
+		return 0
+	}
+	m.net.vecRegions.Add(int64(len(local)))
+	return len(local)
 }
 
 // sourceMod is a fakeMod that can poll for one peer's fragments alone

@@ -79,6 +79,12 @@ type Config struct {
 	// from its start to its answer). Needs the BTL's single copy; the
 	// BTL's max send size bounds it. 0: such a send is read.
 	SerialCarryMax int
+	// RgetBatchMax: the reads of rendezvous messages of at most this many
+	// bytes (after the first fragment) that one poll of the BTL matches
+	// while messages come in runs are made together at the end of the
+	// poll, with one btl.VecReader call per peer (recv.go, queueRead).
+	// 0: each is read on its own.
+	RgetBatchMax int
 	// SleepTimeout bounds one sleep in the transport (peer-loss checks and
 	// pending-queue retries happen at least this often while idle).
 	SleepTimeout time.Duration
@@ -163,6 +169,9 @@ type peer struct {
 	landingID uint64
 
 	try btl.TrySender // m, when it has TrySend (then eager sends need no Request); else nil
+	// vec is m when it can read several regions at once (btl.VecReader)
+	// and reads are batched (Config.RgetBatchMax); else nil.
+	vec btl.VecReader
 	// poller is m when it can poll for this peer's messages alone
 	// (btl.SourcePoller) and the rank does not yield when idle; else nil.
 	// A wait for a message from the peer then polls through it between
@@ -277,6 +286,11 @@ type PML struct {
 	serialRuns serialRuns
 
 	jobs []rndvJob // arrive's scratch, guarded by progMu (arrive runs in BTL callbacks)
+	// reads are the reads this pass queued for its end (queueRead), and
+	// readAddr and readDst flushReads's scratch; guarded by progMu.
+	reads    []rndvJob
+	readAddr []uintptr
+	readDst  [][]byte
 	// delivering: this Progress pass holds mu for the eager deliveries of
 	// the BTL it polls (recv.go, lockDelivery); guarded by progMu.
 	delivering bool
@@ -354,6 +368,9 @@ func New(cfg Config) (*PML, error) {
 			splitMin: splitMin(cfg), splitStream: splitStreamMin(cfg), stream: min(cfg.StreamLimit, a.MaxSendSize),
 			pipeMax: pipeMax(cfg), carry: carryMax(cfg, a)}}
 		p.peers[i].try, _ = best.(btl.TrySender)
+		if vr, ok := best.(btl.VecReader); ok && a.SingleCopy && cfg.RgetBatchMax > 0 {
+			p.peers[i].vec = vr
+		}
 		if sp, ok := best.(btl.SourcePoller); ok && !cfg.Yield {
 			p.peers[i].poller = sp
 		}

@@ -27,6 +27,9 @@ func job(t *testing.T, net *fakeNet, body func(t *testing.T, c *Comm)) {
 		if net.sourcePoll {
 			mod = sourceMod{net.mods[i]}
 		}
+		if net.vec {
+			mod = vecMod{net.mods[i]}
+		}
 		cfg := Config{Rank: i, Size: n, Modules: []btl.Module{mod}, SpinCount: 50,
 			UnexpectedLimit: net.limit, RgetLimit: 1, SleepTimeout: 5 * time.Millisecond}
 		if net.tune != nil {

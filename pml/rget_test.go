@@ -838,3 +838,128 @@ func TestSerialCarry(t *testing.T) {
 		}
 	})
 }
+
+// Windows both ways at once (osu bibw): while a poll brings rendezvous
+// messages in runs, their reads are made together at the poll's end
+// (Config.RgetBatchMax, queueRead, flushReads), a region the VecReader did
+// not copy is read alone, and every message arrives whole.
+func TestBatchedReads(t *testing.T) {
+	const window, windows = 24, 6
+	sizes := []int{300, 4000, 1000, 2500} // all rendezvous (eager 256), all read (RgetLimit 1)
+	run := func(t *testing.T, net *fakeNet) {
+		job(t, net, func(t *testing.T, c *Comm) {
+			peer := 1 - c.Rank()
+			reqs := make([]Request, 2*window)
+			bufs := make([][]byte, window)
+			for w := range windows {
+				for i := range window {
+					bufs[i] = make([]byte, sizes[i%len(sizes)])
+					if err := c.Irecv(&reqs[i], bufs[i], peer, 7); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+				for i := range window {
+					if err := c.Isend(&reqs[window+i], pattern(sizes[i%len(sizes)], w*window+i+peer), peer, 7, false); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+				for i := range reqs {
+					if err := c.p.Wait(nil, &reqs[i]); err != nil || reqs[i].err != nil {
+						t.Errorf("rank %d window %d request %d: %v, %v", c.Rank(), w, i, err, reqs[i].err)
+						return
+					}
+					reset(&reqs[i])
+				}
+				for i := range window {
+					if !bytes.Equal(bufs[i], pattern(sizes[i%len(sizes)], w*window+i+c.Rank())) {
+						t.Errorf("rank %d window %d message %d: wrong bytes", c.Rank(), w, i)
+						return
+					}
+				}
+			}
+		})
+	}
+	newNet := func(batch int) *fakeNet {
+		net := newFakeNet(2, 256, 4096)
+		net.rget, net.vec, net.vecMax = true, true, 16
+		net.tune = func(c *Config) { c.RgetBatchMax = batch; c.StreamLimit = 0 }
+		return net
+	}
+	const msgs = 2 * window * windows
+	t.Run("batched", func(t *testing.T) {
+		net := newNet(4096)
+		run(t, net)
+		calls, regions, reads := net.vecCalls.Load(), net.vecRegions.Load(), net.reads.Load()
+		if regions+reads != msgs || regions <= calls {
+			t.Errorf("%d ReadVec calls copied %d regions, and %d ReadFroms: want %d messages in all, more regions than calls", calls, regions, reads, msgs)
+		}
+	})
+	t.Run("above the limit", func(t *testing.T) {
+		net := newNet(2000) // 300 and 1000 batched (the rest after the first chunk: all of it)
+		run(t, net)
+		if regions, reads := net.vecRegions.Load(), net.reads.Load(); regions+reads != msgs || reads < msgs/2 {
+			t.Errorf("%d regions batched and %d ReadFroms, want %d in all, at least half (2500 and 4000 B) read alone", regions, reads, msgs)
+		}
+	})
+	t.Run("stopped short", func(t *testing.T) {
+		net := newNet(4096)
+		net.vecStop = 1000 // each call stops before a 1000-byte region, which is then read alone
+		run(t, net)
+		if regions, reads := net.vecRegions.Load(), net.reads.Load(); regions+reads != msgs || reads < msgs/4 {
+			t.Errorf("%d regions batched and %d ReadFroms, want %d in all, at least the 1000-byte quarter read alone", regions, reads, msgs)
+		}
+	})
+	t.Run("read fails", func(t *testing.T) {
+		net := newNet(4096)
+		net.vecMax, net.readFail = 0, true // nothing read at once: each read alone fails, the pipeline carries it
+		run(t, net)
+		if net.vecRegions.Load() != 0 || net.reads.Load() != msgs {
+			t.Errorf("%d regions batched and %d ReadFroms, want 0 and %d", net.vecRegions.Load(), net.reads.Load(), msgs)
+		}
+	})
+	t.Run("off", func(t *testing.T) {
+		net := newNet(0)
+		run(t, net)
+		if net.vecCalls.Load() != 0 || net.reads.Load() != msgs {
+			t.Errorf("%d ReadVec calls and %d ReadFroms, want 0 and %d", net.vecCalls.Load(), net.reads.Load(), msgs)
+		}
+	})
+}
+
+// TestBatchedReadThenPeerLost: a poll queues a read (batching) and then
+// reports its sender lost; the read, made at the poll's end, fails, and
+// so does the pipeline it falls back to: the receive fails with
+// ErrPeerLost instead of waiting in recvs for FRAGs that never come
+// (onPeerLost looked before it was there).
+func TestBatchedReadThenPeerLost(t *testing.T) {
+	net := newFakeNet(2, 256, 4096)
+	net.rget, net.vec, net.readFail = true, true, true // vecMax 0: each read alone, and it fails
+	net.tune = func(c *Config) { c.RgetBatchMax = 4096 }
+	gone := make(chan struct{})
+	msg := pattern(2000, 3)
+	job(t, net, func(t *testing.T, c *Comm) {
+		if c.Rank() == 1 {
+			var r Request
+			if err := c.Isend(&r, msg, 0, 1, false); err != nil {
+				t.Error(err)
+			}
+			net.kill(1) // queued behind the RNDV in rank 0's module
+			close(gone)
+			return
+		}
+		streamingOn(c)
+		<-gone
+		var r Request
+		if err := c.Irecv(&r, make([]byte, len(msg)), 1, 1); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Wait(nil); !errors.Is(err, errs.ErrPeerLost) {
+			t.Errorf("receive of the lost rank's message: %v; want ErrPeerLost", err)
+		}
+	})
+	if net.vecCalls.Load() == 0 {
+		t.Error("the read was not queued (no ReadVec call)")
+	}
+}

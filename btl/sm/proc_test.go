@@ -35,7 +35,8 @@ func TestMain(m *testing.M) {
 
 // child is rank 1: it echoes TagPMLMatch fragments, answers TagPMLRndv
 // (addr, len) requests by reading the parent's memory with ReadFrom and
-// returning a CRC, and exits on TagPMLCtl.
+// returning a CRC (two pairs or more: with ReadVec, returning the CRC of
+// the regions it copied and their count), and exits on TagPMLCtl.
 func child(spec string) int {
 	var mode, a1, a2 string
 	fmt.Sscan(spec, &mode, &a1, &a2)
@@ -71,6 +72,19 @@ func child(spec string) int {
 			if err := m.WriteTo(0, uintptr(addr), w); err != nil {
 				binary.LittleEndian.PutUint32(reply[8:], 1)
 			}
+			m.Send(0, btl.TagPMLRndv, reply, nil, nil)
+			return
+		}
+		if len(data) >= 32 && len(data)%16 == 0 { // a vector: (addr, len) pairs for ReadVec
+			var addrs []uintptr
+			var dsts [][]byte
+			for b := data; len(b) > 0; b = b[16:] {
+				addrs = append(addrs, uintptr(binary.LittleEndian.Uint64(b)))
+				dsts = append(dsts, make([]byte, binary.LittleEndian.Uint64(b[8:])))
+			}
+			k := m.ReadVec(0, addrs, dsts)
+			binary.LittleEndian.PutUint64(reply, uint64(crc32.ChecksumIEEE(bytes.Join(dsts[:k], nil))))
+			binary.LittleEndian.PutUint32(reply[8:], uint32(k))
 			m.Send(0, btl.TagPMLRndv, reply, nil, nil)
 			return
 		}
@@ -224,6 +238,70 @@ func TestTwoProcesses(t *testing.T) {
 	}
 	if _, err := m.Send(1, btl.TagPMLMatch, nil, nil, nil); !errors.Is(err, errs.ErrPeerLost) {
 		t.Fatalf("Send to the exited rank: %v, want ErrPeerLost", err)
+	}
+}
+
+// TestReadVec: the child reads regions of our memory with one ReadVec;
+// it copies a prefix of them, each whole, within its bounds (vecMax
+// regions, vmChunk bytes), and stops at a region it cannot read.
+func TestReadVec(t *testing.T) {
+	m, _ := procPair(t)
+	if !m.Attributes().SingleCopy {
+		t.Skip("single copy (process_vm_readv) is not available here")
+	}
+	buf := make([]byte, 3<<20)
+	for i := range buf {
+		buf[i] = byte(i*13 + i>>9)
+	}
+	base := uintptr(unsafe.Pointer(&buf[0]))
+	type region struct{ off, n int }
+	unmapped := region{-1, 64} // address 4096: never mapped in a Go program
+	cases := []struct {
+		name    string
+		regions []region
+		want    int
+	}{
+		{"three sizes", []region{{0, 1}, {4095, 4096 + 5}, {70000, 20000}}, 3},
+		{"overlapping, out of order", []region{{9000, 300}, {100, 9000}}, 2},
+		{"more than vecMax", func() (r []region) {
+			for i := 0; i < vecMax+4; i++ {
+				r = append(r, region{i * 1000, 100 + i})
+			}
+			return
+		}(), vecMax},
+		{"more than vmChunk bytes", []region{{0, 600 << 10}, {1 << 20, 600 << 10}}, 1},
+		{"an unreadable region stops it", []region{{0, 64}, unmapped, {128, 64}}, 1},
+		{"the first unreadable", []region{unmapped, {0, 64}}, 0},
+	}
+	var crc atomic.Uint64
+	var count atomic.Int32
+	m.Register(btl.TagPMLRndv, func(src int, data []byte) {
+		crc.Store(binary.LittleEndian.Uint64(data))
+		count.Store(int32(binary.LittleEndian.Uint32(data[8:])))
+	})
+	for _, c := range cases {
+		var req []byte
+		var want []byte
+		for i, r := range c.regions {
+			addr := base + uintptr(r.off)
+			if r.off < 0 {
+				addr = 4096
+			}
+			req = binary.LittleEndian.AppendUint64(req, uint64(addr))
+			req = binary.LittleEndian.AppendUint64(req, uint64(r.n))
+			if i < c.want {
+				want = append(want, buf[r.off:r.off+r.n]...)
+			}
+		}
+		count.Store(-1)
+		if _, err := m.Send(1, btl.TagPMLRndv, req[:16], req[16:], nil); err != nil {
+			t.Fatal(err)
+		}
+		pumpUntil(t, []*Module{m}, func() bool { return count.Load() >= 0 })
+		runtime.KeepAlive(buf)
+		if int(count.Load()) != c.want || crc.Load() != uint64(crc32.ChecksumIEEE(want)) {
+			t.Errorf("%s: ReadVec copied %d regions (crc %x), want %d (crc %x)", c.name, count.Load(), crc.Load(), c.want, crc32.ChecksumIEEE(want))
+		}
 	}
 }
 

@@ -60,6 +60,53 @@ func (m *Module) WriteTo(peer int, addr uintptr, src []byte) error {
 
 var _ btl.Writer = (*Module)(nil)
 
+// vecMax is the most regions one ReadVec call copies (IOV_MAX is 1024; a
+// call's fixed cost is spread well before this many).
+const vecMax = 16
+
+// ReadVec copies the first regions of addr into dst with one
+// process_vm_readv (btl.VecReader): at most vecMax of them, at most vmChunk
+// bytes in all, each whole or not at all (the kernel transfers iovec
+// elements in order and does not split one in a partial transfer; a region
+// it stopped inside is not counted, and ReadFrom reads it again). With
+// the checks of ReadFrom failing, or the call, it returns 0.
+func (m *Module) ReadVec(peer int, addr []uintptr, dst [][]byte) int {
+	if !m.Reachable(peer) || !m.attrs.SingleCopy || m.peers[peer].lost.Load() {
+		return 0
+	}
+	var local [vecMax]unix.Iovec
+	var remote [vecMax]unix.RemoteIovec
+	k, total := 0, 0
+	for k < min(len(addr), len(dst), vecMax) && len(dst[k]) > 0 && total+len(dst[k]) <= vmChunk {
+		local[k] = unix.Iovec{Base: &dst[k][0]}
+		local[k].SetLen(len(dst[k]))
+		remote[k] = unix.RemoteIovec{Base: addr[k], Len: len(dst[k])}
+		total += len(dst[k])
+		k++
+	}
+	if k == 0 {
+		return 0
+	}
+	for {
+		r, _, e := unix.RawSyscall6(unix.SYS_PROCESS_VM_READV, uintptr(m.peers[peer].pid),
+			uintptr(unsafe.Pointer(&local[0])), uintptr(k), uintptr(unsafe.Pointer(&remote[0])), uintptr(k), 0)
+		if e == syscall.EINTR || e == syscall.EAGAIN {
+			continue
+		}
+		if e != 0 {
+			return 0
+		}
+		n := 0
+		for n < k && r >= uintptr(len(dst[n])) {
+			r -= uintptr(len(dst[n]))
+			n++
+		}
+		return n
+	}
+}
+
+var _ btl.VecReader = (*Module)(nil)
+
 // single is ReadFrom (write false) and WriteTo: the checks, the copy, and
 // the errors, named after op.
 func (m *Module) single(op string, peer int, addr uintptr, b []byte, write bool) error {
