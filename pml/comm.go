@@ -282,19 +282,24 @@ func (c *Comm) planSend(buf []byte, dest, tag int, sync bool) (sendPlan, error) 
 	// A pipeable stream goes by the pipeline only when timeStream chose it
 	// (streamRead is 0 in a stream it does not time, too).
 	pipe := stream && pe.lim.pipeable(n) && pe.streamT0.Load() != 0 && pe.streamRead.Load() == 0
-	var carried bool
+	var carried, split bool
 	var t0 int64
-	if !inStream && pe.lim.carriable(n) && p.activeSends.Load() == 0 {
-		carried, t0 = p.serialWay(n)
+	if !inStream && p.activeSends.Load() == 0 {
+		if pe.lim.carriable(n) {
+			carried, t0 = p.serialWay(&p.serial, &p.serialRuns, n)
+		} else if pe.lim.splittable(n) {
+			split, t0 = p.serialWay(&p.serialSplit, &p.splitRuns, n)
+		}
 	}
-	// A carried serial send skips the rget band as a stream's does.
-	plan := planSend(n, pe.lim, true, stream || carried, pipe)
+	// A carried serial send skips the rget band as a stream's does, and
+	// one that asks for a split read is flagged as a stream's.
+	plan := planSend(n, pe.lim, true, stream || carried || split, pipe)
 	if plan.credit > 0 && !p.takeCredit(pe, plan.credit) {
 		// Out of credit: a stream's message is read too, and a serial
 		// send is read untimed.
 		return planSend(n, pe.lim, false, false, false), nil
 	}
-	plan.carried, plan.t0 = carried, t0
+	plan.carried, plan.split, plan.t0 = carried, split, t0
 	return plan, nil
 }
 

@@ -35,6 +35,11 @@ type fakeNet struct {
 	// message); carries counts them.
 	readDelay, fragDelay, carryDelay time.Duration
 	reads, frags, carries            atomic.Int64
+	// readDelayMin, when set, limits readDelay to reads of at least that
+	// many bytes; writeDelay slows down each WriteTo (the sender's half
+	// of a split read).
+	readDelayMin int
+	writeDelay   time.Duration
 	// place makes the modules read FRAG payloads straight into the place
 	// the PML gives (btl.Placer), in two pieces; placed counts them.
 	place  bool
@@ -303,7 +308,9 @@ func (m *fakeMod) ReadFrom(peer int, addr uintptr, dst []byte) error {
 	if m.net.readFail {
 		return fmt.Errorf("fake: %w", unix.EPERM)
 	}
-	time.Sleep(m.net.readDelay)
+	if len(dst) >= m.net.readDelayMin {
+		time.Sleep(m.net.readDelay)
+	}
 	// Same process: process_vm_readv on ourselves needs no ptrace permission.
 	local := []unix.Iovec{{Base: unsafe.SliceData(dst), Len: uint64(len(dst))}}
 	remote := []unix.RemoteIovec{{Base: addr, Len: len(dst)}}
@@ -320,6 +327,7 @@ func (m *fakeMod) WriteTo(peer int, addr uintptr, src []byte) error {
 	if m.net.writeFail {
 		return fmt.Errorf("fake: %w", unix.EPERM)
 	}
+	time.Sleep(m.net.writeDelay)
 	local := []unix.Iovec{{Base: unsafe.SliceData(src), Len: uint64(len(src))}}
 	remote := []unix.RemoteIovec{{Base: addr, Len: len(src)}}
 	n, err := unix.ProcessVMWritev(os.Getpid(), local, remote, 0)

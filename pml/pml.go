@@ -79,6 +79,11 @@ type Config struct {
 	// from its start to its answer). Needs the BTL's single copy; the
 	// BTL's max send size bounds it. 0: such a send is read.
 	SerialCarryMax int
+	// SerialSplit: a rendezvous of RgetSplitStream bytes or more and
+	// below RgetSplit, sent as a serial one is (SerialCarryMax), asks its
+	// receiver to split its read as a stream's message does (flagStream),
+	// or not, whichever completed faster lately (rget.go's serialWay).
+	SerialSplit bool
 	// RgetBatchMax: the reads of rendezvous messages of at most this many
 	// bytes (after the first fragment) that one poll of the BTL matches
 	// while messages come in runs are made together at the end of the
@@ -284,6 +289,10 @@ type PML struct {
 	// (Config.SerialCarryMax, PML.serialWay).
 	serial     rgetChoice
 	serialRuns serialRuns
+	// serialSplit and splitRuns: the same for a serial send's read, split
+	// or not (Config.SerialSplit).
+	serialSplit rgetChoice
+	splitRuns   serialRuns
 
 	jobs []rndvJob // arrive's scratch, guarded by progMu (arrive runs in BTL callbacks)
 	// reads are the reads this pass queued for its end (queueRead), and
@@ -347,6 +356,9 @@ func New(cfg Config) (*PML, error) {
 	p.streams.warmUp = true
 	p.serial.init(time.Duration(cfg.RgetExploreMs) * time.Millisecond)
 	p.serial.warmUp = true
+	p.serialSplit.init(time.Duration(cfg.RgetExploreMs) * time.Millisecond)
+	p.serialSplit.warmUp = true
+	p.serialSplit.favor = splitFavor
 	p.reqs.init()
 	for i := range p.peers {
 		var best btl.Module
@@ -366,7 +378,7 @@ func New(cfg Config) (*PML, error) {
 		p.peers[i] = peer{m: best, lim: limits{eager: a.EagerLimit, firstChunk: a.MaxSendSize, maxSend: a.MaxSendSize,
 			rget: a.SingleCopy, rgetMin: cfg.RgetLimit, rgetMax: cfg.RgetMax, adaptive: cfg.RgetAdaptive,
 			splitMin: splitMin(cfg), splitStream: splitStreamMin(cfg), stream: min(cfg.StreamLimit, a.MaxSendSize),
-			pipeMax: pipeMax(cfg), carry: carryMax(cfg, a)}}
+			pipeMax: pipeMax(cfg), carry: carryMax(cfg, a), serialSplit: cfg.SerialSplit}}
 		p.peers[i].try, _ = best.(btl.TrySender)
 		if vr, ok := best.(btl.VecReader); ok && a.SingleCopy && cfg.RgetBatchMax > 0 {
 			p.peers[i].vec = vr

@@ -19,6 +19,7 @@ type limits struct {
 	stream      int  // largest rendezvous that carries its whole payload in a one-way stream (Config.StreamLimit, at most maxSend)
 	pipeMax     int  // largest message of the pipeline band (pipeable; Config.StreamPipeMax, 0 without Config.StreamAdaptive)
 	carry       int  // largest serial send that may carry its payload (carriable; Config.SerialCarryMax)
+	serialSplit bool // a serial send in the splitsInStream band may ask for its read to be split (splittable; Config.SerialSplit)
 }
 
 // carriable says whether an n-byte message that is not part of a one-way
@@ -40,6 +41,13 @@ func (l limits) streamable(n int) bool { return n > l.eager && n <= l.stream }
 func (l limits) pipeable(n int) bool {
 	return l.pipeMax > 0 && n > max(l.stream, l.eager) && n <= l.pipeMax && l.inBand(n)
 }
+
+// splittable says whether an n-byte message that is not part of a one-way
+// stream may ask its receiver to share its read with the sender as a
+// stream's message does (flagStream), when that was faster lately
+// (Config.SerialSplit, PML.serialWay): one the splitsInStream band holds,
+// above the stream band (whose messages a stream carries).
+func (l limits) splittable(n int) bool { return l.serialSplit && n > l.stream && l.splitsInStream(n) }
 
 // splitsInStream says whether an n-byte message read by its receiver
 // would have its read shared with the sender only as part of a one-way
@@ -75,6 +83,9 @@ type sendPlan struct {
 	// when a timed one started (PML.serial's clock; 0: not timed).
 	carried bool
 	t0      int64
+	// split: a serial send in the splittable band that asks for its read
+	// to be split (sent as stream is; PML.serialWay).
+	split bool
 }
 
 // planSend chooses the protocol of an n-byte message. credit says whether

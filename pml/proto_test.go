@@ -16,22 +16,22 @@ func TestPlanSend(t *testing.T) {
 		credit bool
 		want   sendPlan
 	}{
-		{"eager limits count payload, not headers: exactly the limit goes eagerly", 4096, testLimits, true, sendPlan{protoEager, 4096, 4096, false, false, false, 0}},
-		{"zero bytes go eagerly and need no credit", 0, testLimits, false, sendPlan{protoEager, 0, 0, false, false, false, 0}},
-		{"one byte over the eager limit goes by rendezvous with a max-size first chunk", 4097, testLimits, true, sendPlan{protoRndv, 4097, 4097, false, false, false, 0}},
-		{"the first chunk is at most firstChunk bytes", 100000, testLimits, true, sendPlan{protoRndv, 32768, 32768, false, false, false, 0}},
-		{"out of eager credit, a small message goes by rendezvous with no payload", 100, testLimits, false, sendPlan{protoRndv, 0, 0, false, false, false, 0}},
-		{"out of credit for the first chunk: an empty first fragment", 100000, testLimits, false, sendPlan{protoRndv, 0, 0, false, false, false, 0}},
-		{"single copy at and above pml_ob1_rget_limit", 1 << 20, testLimits, true, sendPlan{protoRget, 0, 0, false, false, false, 0}},
-		{"single copy needs no credit", 1 << 21, testLimits, false, sendPlan{protoRget, 0, 0, false, false, false, 0}},
-		{"below the rget limit: copy pipeline", 1<<20 - 1, testLimits, true, sendPlan{protoRndv, 32768, 32768, false, false, false, 0}},
-		{"no single copy when the BTL cannot", 1 << 21, noRget, true, sendPlan{protoRndv, 32768, 32768, false, false, false, 0}},
-		{"rget limit 0 means never", 1 << 21, limits{eager: 4096, firstChunk: 32768, maxSend: 32768, rget: true}, true, sendPlan{protoRndv, 32768, 32768, false, false, false, 0}},
-		{"rget band: below it, the pipeline", 256<<10 - 1, band, true, sendPlan{protoRndv, 32768, 32768, false, false, false, 0}},
-		{"rget band: its lower edge reads", 256 << 10, band, true, sendPlan{protoRget, 0, 0, false, false, false, 0}},
-		{"rget band: its upper edge (pml_ob1_rget_max) reads", 512 << 10, band, true, sendPlan{protoRget, 0, 0, false, false, false, 0}},
-		{"rget band: above it, the pipeline again", 512<<10 + 1, band, true, sendPlan{protoRndv, 32768, 32768, false, false, false, 0}},
-		{"rget max without a limit: never", 300 << 10, limits{eager: 4096, firstChunk: 32768, maxSend: 32768, rget: true, rgetMax: 512 << 10}, true, sendPlan{protoRndv, 32768, 32768, false, false, false, 0}},
+		{"eager limits count payload, not headers: exactly the limit goes eagerly", 4096, testLimits, true, sendPlan{protoEager, 4096, 4096, false, false, false, 0, false}},
+		{"zero bytes go eagerly and need no credit", 0, testLimits, false, sendPlan{protoEager, 0, 0, false, false, false, 0, false}},
+		{"one byte over the eager limit goes by rendezvous with a max-size first chunk", 4097, testLimits, true, sendPlan{protoRndv, 4097, 4097, false, false, false, 0, false}},
+		{"the first chunk is at most firstChunk bytes", 100000, testLimits, true, sendPlan{protoRndv, 32768, 32768, false, false, false, 0, false}},
+		{"out of eager credit, a small message goes by rendezvous with no payload", 100, testLimits, false, sendPlan{protoRndv, 0, 0, false, false, false, 0, false}},
+		{"out of credit for the first chunk: an empty first fragment", 100000, testLimits, false, sendPlan{protoRndv, 0, 0, false, false, false, 0, false}},
+		{"single copy at and above pml_ob1_rget_limit", 1 << 20, testLimits, true, sendPlan{protoRget, 0, 0, false, false, false, 0, false}},
+		{"single copy needs no credit", 1 << 21, testLimits, false, sendPlan{protoRget, 0, 0, false, false, false, 0, false}},
+		{"below the rget limit: copy pipeline", 1<<20 - 1, testLimits, true, sendPlan{protoRndv, 32768, 32768, false, false, false, 0, false}},
+		{"no single copy when the BTL cannot", 1 << 21, noRget, true, sendPlan{protoRndv, 32768, 32768, false, false, false, 0, false}},
+		{"rget limit 0 means never", 1 << 21, limits{eager: 4096, firstChunk: 32768, maxSend: 32768, rget: true}, true, sendPlan{protoRndv, 32768, 32768, false, false, false, 0, false}},
+		{"rget band: below it, the pipeline", 256<<10 - 1, band, true, sendPlan{protoRndv, 32768, 32768, false, false, false, 0, false}},
+		{"rget band: its lower edge reads", 256 << 10, band, true, sendPlan{protoRget, 0, 0, false, false, false, 0, false}},
+		{"rget band: its upper edge (pml_ob1_rget_max) reads", 512 << 10, band, true, sendPlan{protoRget, 0, 0, false, false, false, 0, false}},
+		{"rget band: above it, the pipeline again", 512<<10 + 1, band, true, sendPlan{protoRndv, 32768, 32768, false, false, false, 0, false}},
+		{"rget max without a limit: never", 300 << 10, limits{eager: 4096, firstChunk: 32768, maxSend: 32768, rget: true, rgetMax: 512 << 10}, true, sendPlan{protoRndv, 32768, 32768, false, false, false, 0, false}},
 	}
 	for _, tt := range tests {
 		if got := planSend(tt.n, tt.l, tt.credit, false, false); got != tt.want {
@@ -97,15 +97,15 @@ func TestPlanSendOffer(t *testing.T) {
 		credit bool
 		want   sendPlan
 	}{
-		{"adaptive: larger than the first chunk offers the buffer with a full first chunk", 100000, adaptive, true, sendPlan{protoRndv, 32768, 32768, true, false, false, 0}},
-		{"adaptive: out of credit, an empty first fragment still offers", 100000, adaptive, false, sendPlan{protoRndv, 0, 0, true, false, false, 0}},
-		{"adaptive: all in the first chunk, nothing to offer", 32768, adaptive, true, sendPlan{protoRndv, 32768, 32768, false, false, false, 0}},
-		{"adaptive, out of credit, small: the whole message is left, so offer", 5000, adaptive, false, sendPlan{protoRndv, 0, 0, true, false, false, 0}},
-		{"adaptive: eager stays eager", 4096, adaptive, true, sendPlan{protoEager, 4096, 4096, false, false, false, 0}},
-		{"adaptive: the rget band still reads, without a chunk", 300 << 10, band, true, sendPlan{protoRget, 0, 0, false, false, false, 0}},
-		{"adaptive: outside the band offers", 1 << 20, band, true, sendPlan{protoRndv, 32768, 32768, true, false, false, 0}},
-		{"adaptive without the BTL's single copy: no offer", 100000, noRget, true, sendPlan{protoRndv, 32768, 32768, false, false, false, 0}},
-		{"not adaptive: no offer", 100000, testLimits, true, sendPlan{protoRndv, 32768, 32768, false, false, false, 0}},
+		{"adaptive: larger than the first chunk offers the buffer with a full first chunk", 100000, adaptive, true, sendPlan{protoRndv, 32768, 32768, true, false, false, 0, false}},
+		{"adaptive: out of credit, an empty first fragment still offers", 100000, adaptive, false, sendPlan{protoRndv, 0, 0, true, false, false, 0, false}},
+		{"adaptive: all in the first chunk, nothing to offer", 32768, adaptive, true, sendPlan{protoRndv, 32768, 32768, false, false, false, 0, false}},
+		{"adaptive, out of credit, small: the whole message is left, so offer", 5000, adaptive, false, sendPlan{protoRndv, 0, 0, true, false, false, 0, false}},
+		{"adaptive: eager stays eager", 4096, adaptive, true, sendPlan{protoEager, 4096, 4096, false, false, false, 0, false}},
+		{"adaptive: the rget band still reads, without a chunk", 300 << 10, band, true, sendPlan{protoRget, 0, 0, false, false, false, 0, false}},
+		{"adaptive: outside the band offers", 1 << 20, band, true, sendPlan{protoRndv, 32768, 32768, true, false, false, 0, false}},
+		{"adaptive without the BTL's single copy: no offer", 100000, noRget, true, sendPlan{protoRndv, 32768, 32768, false, false, false, 0, false}},
+		{"not adaptive: no offer", 100000, testLimits, true, sendPlan{protoRndv, 32768, 32768, false, false, false, 0, false}},
 	}
 	for _, tt := range tests {
 		if got := planSend(tt.n, tt.l, tt.credit, false, false); got != tt.want {
@@ -184,6 +184,23 @@ func TestPathEstPick(t *testing.T) {
 		}
 		if next.at[path] != tt.now || next.at[1-path] != tt.e.at[1-path] || next.ns != tt.e.ns {
 			t.Errorf("%s: pick noted %+v from %+v; want only the chosen path's time set to %d", tt.name, next, tt.e, tt.now)
+		}
+	}
+	// Favoring the path tried first (serialSplit's margin): the other is
+	// taken only when cheaper by more than the margin.
+	for _, tt := range []struct {
+		name       string
+		pipe, read float64
+		favor      float64
+		wantRead   bool
+	}{
+		{"pipeline 4% cheaper, margin 5%: the read stays", 0.096, 0.1, 0.95, true},
+		{"pipeline 6% cheaper, margin 5%: the pipeline", 0.094, 0.1, 0.95, false},
+		{"read cheaper: the read", 0.2, 0.1, 0.95, true},
+		{"no margin: the cheaper", 0.099, 0.1, 1, false},
+	} {
+		if read, _ := known(tt.pipe, tt.read, 5000, 5000).pickFavoring(5500, explore, pathRead, tt.favor); read != tt.wantRead {
+			t.Errorf("%s: pickFavoring = read %v, want %v", tt.name, read, tt.wantRead)
 		}
 	}
 	// A stale loser is tried once, then the winner again: the try counts
@@ -281,14 +298,14 @@ func TestStreamable(t *testing.T) {
 		credit, stream bool
 		want           sendPlan
 	}{
-		{9000, true, true, sendPlan{protoRndv, 9000, 9000, false, false, false, 0}},
-		{9000, true, false, sendPlan{protoRget, 0, 0, false, false, false, 0}},
-		{9000, false, true, sendPlan{protoRndv, 0, 0, false, false, false, 0}},
-		{32768, true, true, sendPlan{protoRndv, 32768, 32768, false, false, false, 0}},
-		{32769, true, true, sendPlan{protoRget, 0, 0, false, true, false, 0}},
-		{100000, true, true, sendPlan{protoRget, 0, 0, false, true, false, 0}},
-		{100000, true, false, sendPlan{protoRget, 0, 0, false, false, false, 0}},
-		{4096, true, true, sendPlan{protoEager, 4096, 4096, false, false, false, 0}},
+		{9000, true, true, sendPlan{protoRndv, 9000, 9000, false, false, false, 0, false}},
+		{9000, true, false, sendPlan{protoRget, 0, 0, false, false, false, 0, false}},
+		{9000, false, true, sendPlan{protoRndv, 0, 0, false, false, false, 0, false}},
+		{32768, true, true, sendPlan{protoRndv, 32768, 32768, false, false, false, 0, false}},
+		{32769, true, true, sendPlan{protoRget, 0, 0, false, true, false, 0, false}},
+		{100000, true, true, sendPlan{protoRget, 0, 0, false, true, false, 0, false}},
+		{100000, true, false, sendPlan{protoRget, 0, 0, false, false, false, 0, false}},
+		{4096, true, true, sendPlan{protoEager, 4096, 4096, false, false, false, 0, false}},
 	} {
 		if got := planSend(tt.n, band, tt.credit, tt.stream, false); got != tt.want {
 			t.Errorf("planSend(%d, credit=%v, stream=%v) = %+v, want %+v", tt.n, tt.credit, tt.stream, got, tt.want)
@@ -326,12 +343,12 @@ func TestPipeable(t *testing.T) {
 		credit, stream, pipe bool
 		want                 sendPlan
 	}{
-		{65536, true, true, true, sendPlan{protoRndv, l.firstChunk, l.firstChunk, false, false, false, 0}},
-		{65536, true, true, false, sendPlan{protoRget, 0, 0, false, true, false, 0}},
-		{65536, true, false, true, sendPlan{protoRget, 0, 0, false, false, false, 0}},   // no stream: pipe ignored
-		{1<<20 + 1, true, true, true, sendPlan{protoRget, 0, 0, false, true, false, 0}}, // above the band
-		{65536, false, true, true, sendPlan{protoRndv, 0, 0, false, false, false, 0}},   // out of credit: no chunk
-		{9000, true, true, true, sendPlan{protoRndv, 9000, 9000, false, false, false, 0}},
+		{65536, true, true, true, sendPlan{protoRndv, l.firstChunk, l.firstChunk, false, false, false, 0, false}},
+		{65536, true, true, false, sendPlan{protoRget, 0, 0, false, true, false, 0, false}},
+		{65536, true, false, true, sendPlan{protoRget, 0, 0, false, false, false, 0, false}},   // no stream: pipe ignored
+		{1<<20 + 1, true, true, true, sendPlan{protoRget, 0, 0, false, true, false, 0, false}}, // above the band
+		{65536, false, true, true, sendPlan{protoRndv, 0, 0, false, false, false, 0, false}},   // out of credit: no chunk
+		{9000, true, true, true, sendPlan{protoRndv, 9000, 9000, false, false, false, 0, false}},
 	} {
 		if got := planSend(tt.n, l, tt.credit, tt.stream, tt.pipe); got != tt.want {
 			t.Errorf("planSend(%d, credit=%v, stream=%v, pipe=%v) = %+v, want %+v", tt.n, tt.credit, tt.stream, tt.pipe, got, tt.want)
@@ -395,6 +412,38 @@ func TestCarriable(t *testing.T) {
 	} {
 		if got := tt.l.carriable(tt.n); got != tt.want {
 			t.Errorf("carriable(%d) with carry %d, rget from %d = %v, want %v", tt.n, tt.l.carry, tt.l.rgetMin, got, tt.want)
+		}
+	}
+}
+
+// splittable is the splitsInStream band above the stream band, with
+// Config.SerialSplit only.
+func TestSplittable(t *testing.T) {
+	l := limits{eager: 4096, firstChunk: 32768, maxSend: 32768, rget: true, rgetMin: 4096, stream: 16384,
+		splitMin: 65536, splitStream: 32768, serialSplit: true}
+	off := l
+	off.serialSplit = false
+	wide := l
+	wide.stream = 32768 // a stream carries 32 KiB: not a read to split
+	noSplit := l
+	noSplit.splitMin, noSplit.splitStream = 0, 0 // yielding
+	for _, tt := range []struct {
+		name string
+		l    limits
+		n    int
+		want bool
+	}{
+		{"below splitStream", l, 32767, false},
+		{"at splitStream", l, 32768, true},
+		{"below splitMin", l, 65535, true},
+		{"at splitMin: split anyway", l, 65536, false},
+		{"off", off, 32768, false},
+		{"in the stream band", wide, 32768, false},
+		{"above the stream band", wide, 32769, true},
+		{"no split at all", noSplit, 40000, false},
+	} {
+		if got := tt.l.splittable(tt.n); got != tt.want {
+			t.Errorf("%s: splittable(%d) = %v, want %v", tt.name, tt.n, got, tt.want)
 		}
 	}
 }

@@ -963,3 +963,69 @@ func TestBatchedReadThenPeerLost(t *testing.T) {
 		t.Error("the read was not queued (no ReadVec call)")
 	}
 }
+
+// A ping-pong's messages in the splittable band (Config.SerialSplit) ask
+// for a split read or not, whichever completed faster: each rank's first
+// run reads whole, its second asks for splits (the sender writes half:
+// one WriteTo per split), then the faster way goes on.
+func TestSerialSplit(t *testing.T) {
+	const n, rounds = 3000, 150
+	rally := func(t *testing.T, c *Comm) {
+		peer := 1 - c.Rank()
+		buf := make([]byte, n)
+		for i := range rounds {
+			if c.Rank() == 0 {
+				if err := c.Send(pattern(n, i), peer, 5, false); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+			if _, err := c.Recv(buf, peer, 5); err != nil || !bytes.Equal(buf, pattern(n, i)) {
+				t.Errorf("rank %d round %d: %v or wrong bytes", c.Rank(), i, err)
+				return
+			}
+			if c.Rank() == 1 {
+				if err := c.Send(buf, peer, 5, false); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}
+	}
+	newNet := func(on bool) *fakeNet {
+		net := newFakeNet(2, 256, 4096)
+		net.rget, net.runners = true, true
+		net.tune = func(c *Config) {
+			c.StreamLimit, c.RgetSplit, c.RgetSplitStream, c.SerialSplit = 1024, 4096, 2048, on
+			c.RgetExploreMs = 1 << 20 // no second look within the test
+			c.SpinUsec = 20000        // a sender waiting out a slow read polls on (a sleeping one is not asked to write)
+		}
+		return net
+	}
+	first := int64(2 * serialRun) // each rank's run of splits
+	t.Run("whole reads slow", func(t *testing.T) {
+		net := newNet(true)
+		net.readDelay, net.readDelayMin = 2*time.Millisecond, n
+		job(t, net, rally)
+		// The receiver may still decline a split (its sender not seen
+		// polling at that instant): a few asked for are read whole.
+		if w, want := net.writes.Load(), 2*rounds-first; w > want || w < want*9/10 {
+			t.Errorf("%d split reads, want %d (at least %d)", w, want, want*9/10)
+		}
+	})
+	t.Run("splits slow", func(t *testing.T) {
+		net := newNet(true)
+		net.writeDelay = 2 * time.Millisecond
+		job(t, net, rally)
+		if w := net.writes.Load(); w != first {
+			t.Errorf("%d split reads, want %d", w, first)
+		}
+	})
+	t.Run("off", func(t *testing.T) {
+		net := newNet(false)
+		job(t, net, rally)
+		if w := net.writes.Load(); w != 0 {
+			t.Errorf("%d split reads, want none", w)
+		}
+	})
+}

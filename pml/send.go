@@ -17,7 +17,7 @@ func (c *Comm) startSend(r *Request, buf []byte, dest, tag int, sync bool, plan 
 	p := c.p
 	pe := &p.peers[dest]
 	r.p, r.kind, r.buf, r.peer, r.sync = p, kindSend, buf, dest, sync
-	r.carried, r.st0 = plan.carried, plan.t0
+	r.carried, r.split, r.st0 = plan.carried, plan.split, plan.t0
 	p.activeSends.Add(1)
 	h := matchHdr{ctx: c.ctx, tag: int32(tag)}
 	hb := &r.hdr
