@@ -40,6 +40,9 @@ type fakeNet struct {
 	// of a split read).
 	readDelayMin int
 	writeDelay   time.Duration
+	// streamFlagged counts the RNDVs sent with flagStream (a stream's, or
+	// a serial send's that asks for a split read).
+	streamFlagged atomic.Int64
 	// place makes the modules read FRAG payloads straight into the place
 	// the PML gives (btl.Placer), in two pieces; placed counts them.
 	place  bool
@@ -215,6 +218,12 @@ func (m *fakeMod) Send(peer int, tag btl.Tag, hdr, payload []byte, c btl.Complet
 	if tag == btl.TagPMLRndv && len(payload) > 0 {
 		m.net.carries.Add(1)
 		time.Sleep(m.net.carryDelay)
+	}
+	if tag == btl.TagPMLRndv {
+		var h matchHdr
+		if _, err := decodeRndv(append(hdr[:len(hdr):len(hdr)], payload...), &h); err == nil && h.flags&flagStream != 0 {
+			m.net.streamFlagged.Add(1)
+		}
 	}
 	m.mu.Lock()
 	if m.peerDead[peer] {
