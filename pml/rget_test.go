@@ -741,31 +741,8 @@ func TestStreamAdaptiveLoneSends(t *testing.T) {
 // not the rank's only one in flight is read and not timed.
 func TestSerialCarry(t *testing.T) {
 	const n, rounds = 1500, 150
-	// rally plays rounds of ping-pong between ranks 0 and 1 and checks
-	// every message's bytes.
-	rally := func(t *testing.T, c *Comm) {
-		peer := 1 - c.Rank()
-		buf := make([]byte, n)
-		for i := range rounds {
-			if c.Rank() == 0 {
-				if err := c.Send(pattern(n, i), peer, 5, false); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-			if _, err := c.Recv(buf, peer, 5); err != nil || !bytes.Equal(buf, pattern(n, i)) {
-				t.Errorf("rank %d round %d: %v or wrong bytes", c.Rank(), i, err)
-				return
-			}
-			if c.Rank() == 1 {
-				if err := c.Send(buf, peer, 5, false); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		}
-	}
-	pingPong := func(t *testing.T, net *fakeNet) { job(t, net, rally) }
+	play := rally(n, rounds)
+	pingPong := func(t *testing.T, net *fakeNet) { job(t, net, play) }
 	newNet := func(adaptive bool) *fakeNet {
 		net := newFakeNet(2, 256, 4096)
 		net.rget = true
@@ -830,7 +807,7 @@ func TestSerialCarry(t *testing.T) {
 				defer r.Wait(nil)
 				defer c.Send(nil, 2, 9, false)
 			}
-			rally(t, c)
+			play(t, c)
 		})
 		wantR, wantC := int64(rounds+serialRun+1), int64(rounds-serialRun)
 		if r, c := net.reads.Load(), net.carries.Load(); r != wantR || c != wantC {
@@ -970,7 +947,51 @@ func TestBatchedReadThenPeerLost(t *testing.T) {
 // one WriteTo per split), then the faster way goes on.
 func TestSerialSplit(t *testing.T) {
 	const n, rounds = 3000, 150
-	rally := func(t *testing.T, c *Comm) {
+	play := rally(n, rounds)
+	newNet := func(on bool) *fakeNet {
+		net := newFakeNet(2, 256, 4096)
+		net.rget, net.runners = true, true
+		net.tune = func(c *Config) {
+			c.StreamLimit, c.RgetSplit, c.RgetSplitStream, c.SerialSplit = 1024, 4096, 2048, on
+			c.RgetExploreMs = 1 << 20 // no second look within the test
+			c.SpinUsec = 20000        // a sender waiting out a slow read polls on (a sleeping one is not asked to write)
+		}
+		return net
+	}
+	// What the senders chose is the RNDVs they flagged; the receiver may
+	// still decline a split (its sender not seen polling at that instant,
+	// more often under load), which makes it a whole read, timed as a
+	// split: the splits' count only bounds from below.
+	first := int64(2 * serialRun) // each rank's run of splits
+	t.Run("whole reads slow", func(t *testing.T) {
+		net := newNet(true)
+		net.readDelay, net.readDelayMin = 2*time.Millisecond, n
+		job(t, net, play)
+		if a, w := net.streamFlagged.Load(), net.writes.Load(); a < 2*first || w > a {
+			t.Errorf("%d sends asked for a split and %d were split, want more than the exploring runs' %d asked", a, w, first)
+		}
+	})
+	t.Run("splits slow", func(t *testing.T) {
+		net := newNet(true)
+		net.writeDelay = 2 * time.Millisecond
+		job(t, net, play)
+		if a, w := net.streamFlagged.Load(), net.writes.Load(); a != first || w > a {
+			t.Errorf("%d sends asked for a split and %d were split, want the exploring runs' %d asked", a, w, first)
+		}
+	})
+	t.Run("off", func(t *testing.T) {
+		net := newNet(false)
+		job(t, net, play)
+		if a, w := net.streamFlagged.Load(), net.writes.Load(); a != 0 || w != 0 {
+			t.Errorf("%d sends asked for a split and %d were split, want none", a, w)
+		}
+	})
+}
+
+// rally is a job body that plays rounds of ping-pong of n bytes between
+// ranks 0 and 1 with blocking calls and checks every message's bytes.
+func rally(n, rounds int) func(t *testing.T, c *Comm) {
+	return func(t *testing.T, c *Comm) {
 		peer := 1 - c.Rank()
 		buf := make([]byte, n)
 		for i := range rounds {
@@ -992,42 +1013,4 @@ func TestSerialSplit(t *testing.T) {
 			}
 		}
 	}
-	newNet := func(on bool) *fakeNet {
-		net := newFakeNet(2, 256, 4096)
-		net.rget, net.runners = true, true
-		net.tune = func(c *Config) {
-			c.StreamLimit, c.RgetSplit, c.RgetSplitStream, c.SerialSplit = 1024, 4096, 2048, on
-			c.RgetExploreMs = 1 << 20 // no second look within the test
-			c.SpinUsec = 20000        // a sender waiting out a slow read polls on (a sleeping one is not asked to write)
-		}
-		return net
-	}
-	// What the senders chose is the RNDVs they flagged; the receiver may
-	// still decline a split (its sender not seen polling at that instant,
-	// more often under load), which makes it a whole read, timed as a
-	// split: the splits' count only bounds from below.
-	first := int64(2 * serialRun) // each rank's run of splits
-	t.Run("whole reads slow", func(t *testing.T) {
-		net := newNet(true)
-		net.readDelay, net.readDelayMin = 2*time.Millisecond, n
-		job(t, net, rally)
-		if a, w := net.streamFlagged.Load(), net.writes.Load(); a < 2*first || w > a {
-			t.Errorf("%d sends asked for a split and %d were split, want more than the exploring runs' %d asked", a, w, first)
-		}
-	})
-	t.Run("splits slow", func(t *testing.T) {
-		net := newNet(true)
-		net.writeDelay = 2 * time.Millisecond
-		job(t, net, rally)
-		if a, w := net.streamFlagged.Load(), net.writes.Load(); a != first || w > a {
-			t.Errorf("%d sends asked for a split and %d were split, want the exploring runs' %d asked", a, w, first)
-		}
-	})
-	t.Run("off", func(t *testing.T) {
-		net := newNet(false)
-		job(t, net, rally)
-		if a, w := net.streamFlagged.Load(), net.writes.Load(); a != 0 || w != 0 {
-			t.Errorf("%d sends asked for a split and %d were split, want none", a, w)
-		}
-	})
 }
