@@ -84,7 +84,7 @@ type sendPlan struct {
 	carried bool
 	t0      int64
 	// split: a serial send in the splittable band that asks for its read
-	// to be split (sent as stream is; PML.serialWay).
+	// to be split (flagged as a stream's; PML.serialWay).
 	split bool
 }
 

@@ -63,7 +63,7 @@ type Request struct {
 	big     bool  // counted in PML.bigSends until it finishes (a read its receiver may split)
 	carried bool  // a serial send (Config.SerialCarryMax) that carries its payload rather than offering it
 	split   bool  // a serial send (Config.SerialSplit) that asks for its read to be split
-	st0     int64 // a timed serial send's start on PML.serial's clock (0: not timed)
+	st0     int64 // a timed serial send's start on its choice's clock, PML.serial's or serialSplit's (0: not timed)
 
 	// receive side
 	recv     match.Recv // Data points back to the request
