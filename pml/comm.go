@@ -286,9 +286,9 @@ func (c *Comm) planSend(buf []byte, dest, tag int, sync bool) (sendPlan, error) 
 	var t0 int64
 	if !inStream && p.activeSends.Load() == 0 {
 		if pe.lim.carriable(n) {
-			carried, t0 = p.serialWay(&p.serial, &p.serialRuns, n)
+			carried, t0 = p.serial.way(n)
 		} else if pe.lim.splittable(n) {
-			split, t0 = p.serialWay(&p.serialSplit, &p.splitRuns, n)
+			split, t0 = p.serialSplit.way(n)
 		}
 	}
 	// A carried serial send skips the rget band as a stream's does, and

@@ -75,14 +75,14 @@ type Config struct {
 	// it is the rank's only send in flight and not as part of a one-way
 	// stream (a ping-pong's), carries its payload in its first fragment or
 	// offers it for the receiver's read, whichever completed faster lately
-	// (rget.go's serialWay: pathEst per size class, timed by the sender
+	// (rget.go's serialChoice.way: pathEst per size class, timed by the sender
 	// from its start to its answer). Needs the BTL's single copy; the
 	// BTL's max send size bounds it. 0: such a send is read.
 	SerialCarryMax int
 	// SerialSplit: a rendezvous of RgetSplitStream bytes or more and
 	// below RgetSplit, sent as a serial one is (SerialCarryMax), asks its
 	// receiver to split its read as a stream's message does (flagStream),
-	// or not, whichever completed faster lately (rget.go's serialWay).
+	// or not, whichever completed faster lately (rget.go's serialChoice.way).
 	SerialSplit bool
 	// RgetBatchMax: the reads of rendezvous messages of at most this many
 	// bytes (after the first fragment) that one poll of the BTL matches
@@ -286,13 +286,11 @@ type PML struct {
 	// Comm.streamingTo); only its est and mutex are used.
 	streams rgetChoice
 	// serial: carried or read, per serial send up to pml_ob1_serial_carry_max
-	// (Config.SerialCarryMax, PML.serialWay).
-	serial     rgetChoice
-	serialRuns serialRuns
-	// serialSplit and splitRuns: the same for a serial send's read, split
-	// or not (Config.SerialSplit).
-	serialSplit rgetChoice
-	splitRuns   serialRuns
+	// (Config.SerialCarryMax, serialChoice.way).
+	serial serialChoice
+	// serialSplit: the same for a serial send's read, split or not
+	// (Config.SerialSplit).
+	serialSplit serialChoice
 
 	jobs []rndvJob // arrive's scratch, guarded by progMu (arrive runs in BTL callbacks)
 	// reads are the reads this pass queued for its end (queueRead), and

@@ -25,7 +25,7 @@ type limits struct {
 // carriable says whether an n-byte message that is not part of a one-way
 // stream may carry its whole payload in its first fragment instead of
 // being read, when that was faster lately (Config.SerialCarryMax,
-// PML.serialWay): a rendezvous up to limits.carry that the rget band
+// serialChoice.way): a rendezvous up to limits.carry that the rget band
 // would have read.
 func (l limits) carriable(n int) bool { return n > l.eager && n <= l.carry && l.inBand(n) }
 
@@ -45,7 +45,7 @@ func (l limits) pipeable(n int) bool {
 // splittable says whether an n-byte message that is not part of a one-way
 // stream may ask its receiver to share its read with the sender as a
 // stream's message does (flagStream), when that was faster lately
-// (Config.SerialSplit, PML.serialWay): one the splitsInStream band holds,
+// (Config.SerialSplit, serialChoice.way): one the splitsInStream band holds,
 // above the stream band (whose messages a stream carries).
 func (l limits) splittable(n int) bool { return l.serialSplit && n > l.stream && l.splitsInStream(n) }
 
@@ -78,13 +78,13 @@ type sendPlan struct {
 	credit int  // eager credit the first fragment needs (see PML.takeCredit)
 	offer  bool // protoRndv: the header also carries the buffer's address, so the receiver may read the rest itself
 	stream bool // protoRget: part of a one-way stream (flagStream), so that its read may be split from limits.splitStream
-	// carried and t0: a serial send in the stream band (PML.serialWay)
+	// carried and t0: a serial send in the stream band (serialChoice.way)
 	// that carries its payload (protoRndv) rather than being read, and
 	// when a timed one started (PML.serial's clock; 0: not timed).
 	carried bool
 	t0      int64
 	// split: a serial send in the splittable band that asks for its read
-	// to be split (flagged as a stream's; PML.serialWay).
+	// to be split (flagged as a stream's; serialChoice.way).
 	split bool
 }
 

@@ -144,8 +144,9 @@ type rgetChoice struct {
 	mu      sync.Mutex
 	warmUp  bool  // drop each path's first measurement in each size class (a stream's first window of a way ran 3.5-4x slow)
 	explore int64 // pml_ob1_rget_explore in ns
-	// favor, when set (below 1), weighs the cost of the path tried first
-	// in the comparison (pathEst.pickFavoring); 0: as 1.
+	// favor weighs the cost of the path tried first in the comparison
+	// (pathEst.pickFavoring): 1 (init's), or below 1 to keep that path
+	// unless the other is cheaper by the margin.
 	favor float64
 	epoch time.Time
 	est   [rgetClasses]pathEst
@@ -156,7 +157,7 @@ func (c *rgetChoice) init(explore time.Duration) {
 	if explore <= 0 {
 		explore = 20 * time.Millisecond
 	}
-	c.explore, c.epoch = int64(explore), time.Now()
+	c.explore, c.epoch, c.favor = int64(explore), time.Now(), 1
 }
 
 // now is the time in ns since init, monotonic.
@@ -170,11 +171,7 @@ func (c *rgetChoice) choose(n int) bool { return c.chooseAt(n, c.now(), pathRead
 func (c *rgetChoice) chooseAt(n int, now int64, first int) bool {
 	k := rgetClass(n)
 	c.mu.Lock()
-	favor := c.favor
-	if favor == 0 {
-		favor = 1
-	}
-	read, e := c.est[k].pickFavoring(now, c.explore, first, favor)
+	read, e := c.est[k].pickFavoring(now, c.explore, first, c.favor)
 	c.est[k] = e
 	c.mu.Unlock()
 	return read
@@ -208,7 +205,7 @@ func (c *rgetChoice) noteAt(path int, n, bytes int, d time.Duration, now int64) 
 // which a blocking Send waits for), per size class, and the way that was
 // faster lately goes on (pathEst: the read first, the first measurement
 // of each way dropped, the slower way tried again once its timing is older
-// than pml_ob1_rget_explore), in runs of serialRun sends (serialRuns). A
+// than pml_ob1_rget_explore), in runs of serialRun sends (serialChoice.runs). A
 // send whose receive is late is slower by the same wait either way, and a
 // carried one that arrives unexpected loses its payload (the receive asks
 // for it as FRAGs), which the timing counts against carrying. The limit
@@ -236,12 +233,19 @@ const (
 	serialEvery = 4
 )
 
-// serialWay picks the way of a serial send of n bytes (see above) with
-// the choice c and its runs: carried (PML.serial) or split (serialSplit),
-// true, or read whole, false; t0 is when a timed one started, on c's clock
-// (0: not timed).
-func (p *PML) serialWay(c *rgetChoice, runs *serialRuns, n int) (carried bool, t0 int64) {
+// serialChoice is one choice of serial sends, its estimates and its
+// runs: carried or read (PML.serial), split or read whole (serialSplit).
+type serialChoice struct {
+	rgetChoice
+	runs serialRuns
+}
+
+// way picks the way of a serial send of n bytes (see above): the other
+// way (carried, split), true, or the read (whole), false; t0 is when a
+// timed one started, on c's clock (0: not timed).
+func (c *serialChoice) way(n int) (other bool, t0 int64) {
 	k := rgetClass(n)
+	runs := &c.runs
 	if left := runs.left[k].Load(); left > 0 {
 		relaxed.Store32(&runs.left[k], left-1)
 		if left%serialEvery == 0 {
@@ -250,14 +254,14 @@ func (p *PML) serialWay(c *rgetChoice, runs *serialRuns, n int) (carried bool, t
 		return runs.carry[k].Load() != 0, t0
 	}
 	t0 = max(c.now(), 1)
-	carried = !c.chooseAt(n, t0, pathRead)
+	other = !c.chooseAt(n, t0, pathRead)
 	var way uint32
-	if carried {
+	if other {
 		way = 1
 	}
 	relaxed.Store32(&runs.carry[k], way)
 	relaxed.Store32(&runs.left[k], serialRun-1)
-	return carried, t0
+	return other, t0
 }
 
 // splitFavor: a serial send asks for a split read only when splits were
