@@ -975,8 +975,10 @@ func TestSerialSplit(t *testing.T) {
 		net := newNet(true)
 		net.writeDelay = 2 * time.Millisecond
 		job(t, net, play)
-		if a, w := net.streamFlagged.Load(), net.writes.Load(); a != first || w > a {
-			t.Errorf("%d sends asked for a split and %d were split, want the exploring runs' %d asked", a, w, first)
+		// A split declined under load is timed as a split though it was a
+		// whole read: the way may look fast once more (CI: 86 asked).
+		if a, w := net.streamFlagged.Load(), net.writes.Load(); a < first || a > 2*first || w > a {
+			t.Errorf("%d sends asked for a split and %d were split, want the exploring runs' %d asked (at most %d with declines)", a, w, first, 2*first)
 		}
 	})
 	t.Run("off", func(t *testing.T) {
