@@ -973,7 +973,9 @@ func TestSerialSplit(t *testing.T) {
 	})
 	t.Run("splits slow", func(t *testing.T) {
 		net := newNet(true)
-		net.writeDelay = 2 * time.Millisecond
+		// 20 ms: under a loaded CI a whole read's time (the receiver
+		// descheduled) can reach a few ms, and with 2 ms splits won.
+		net.writeDelay = 20 * time.Millisecond
 		job(t, net, play)
 		// A split declined under load is timed as a split though it was a
 		// whole read: the way may look fast once more (CI: 86 asked).
