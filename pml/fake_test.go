@@ -55,6 +55,9 @@ type fakeNet struct {
 	// whose running flags are these.
 	runners bool
 	running [8]atomic.Bool
+	// decline makes every runner say its peers do not poll, so that
+	// receivers decline every split read.
+	decline bool
 	// sourcePoll makes job give the PMLs the modules as sourceMods
 	// (btl.SourcePoller), whose PollFrom calls fromPolls counts.
 	sourcePoll bool
@@ -133,7 +136,7 @@ func (m sourceMod) PollFrom(src int) int {
 type runnerMod struct{ *fakeMod }
 
 func (m runnerMod) SetRunning(on bool)        { m.net.running[m.rank].Store(on) }
-func (m runnerMod) PeerRunning(rank int) bool { return m.net.running[rank].Load() }
+func (m runnerMod) PeerRunning(rank int) bool { return !m.net.decline && m.net.running[rank].Load() }
 
 type fakeFrag struct {
 	src    int

@@ -63,6 +63,7 @@ type Request struct {
 	big     bool  // counted in PML.bigSends until it finishes (a read its receiver may split)
 	carried bool  // a serial send (Config.SerialCarryMax) that carries its payload rather than offering it
 	split   bool  // a serial send (Config.SerialSplit) that asks for its read to be split
+	wrote   bool  // its receiver did split the read: we wrote our part (onSplitAck)
 	st0     int64 // a timed serial send's start on its choice's clock, PML.serial's or serialSplit's (0: not timed)
 
 	// receive side

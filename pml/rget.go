@@ -271,13 +271,18 @@ func (c *serialChoice) way(n int) (other bool, t0 int64) {
 // often enough to cost 3-6% there (12 rounds each, two batches).
 const splitFavor = 0.95
 
-// serialDone notes the time of r, a timed serial send that completed.
+// serialDone notes the time of r, a timed serial send that completed, as
+// the way it went: a split its receiver declined (splitRead: the sender
+// not seen polling, a send of the receiver's in flight) was a whole read
+// and is timed as one. (Timed as a split, such reads, fast where splits
+// are slow, made splits look as fast as whole reads: an estimate is the
+// least of its last few times.)
 func (p *PML) serialDone(r *Request) {
 	c, path := &p.serial, pathRead
 	if !p.peers[r.peer].lim.carriable(len(r.buf)) {
 		c = &p.serialSplit
 	}
-	if r.carried || r.split {
+	if r.carried || r.split && r.wrote {
 		path = pathPipe
 	}
 	now := c.now()

@@ -129,6 +129,7 @@ func (p *PML) onSplitAck(src int, sreq, rreq, from, want uint64, addr uintptr) {
 	// r stays valid: only BTL callbacks (this one holds progMu) or a
 	// loss of src, handled under progMu too, end a send in the table.
 	r.pending.Add(1) // the FIN still to come
+	r.wrote = true   // (read at r's completion, which the FIN's callback makes, under progMu as this one)
 	pe := &p.peers[src]
 	w, ok := pe.m.(btl.Writer)
 	if ok && w.WriteTo(src, addr, r.buf[from:want]) == nil {
