@@ -220,10 +220,10 @@ func (c *rgetChoice) noteAt(path int, n, bytes int, d time.Duration, now int64) 
 // fragment's lines and the receiver's copy start cold), and every
 // serialEvery-th send of a run is timed. Its words are read and written
 // without a lock (relaxed stores: a rank's goroutines racing here only
-// shift a run's length); a run's first send takes PML.serial's lock.
+// shift a run's length); a run's first send takes its choice's lock.
 type serialRuns struct {
 	left  [rgetClasses]atomic.Uint32 // sends of the run still to go
-	carry [rgetClasses]atomic.Uint32 // 1: the run carries
+	other [rgetClasses]atomic.Uint32 // 1: the run goes the other way (carried, split), 0: read (whole)
 }
 
 // serialRun and serialEvery: a run's length, and which of its sends are
@@ -251,7 +251,7 @@ func (c *serialChoice) way(n int) (other bool, t0 int64) {
 		if left%serialEvery == 0 {
 			t0 = max(c.now(), 1)
 		}
-		return runs.carry[k].Load() != 0, t0
+		return runs.other[k].Load() != 0, t0
 	}
 	t0 = max(c.now(), 1)
 	other = !c.chooseAt(n, t0, pathRead)
@@ -259,7 +259,7 @@ func (c *serialChoice) way(n int) (other bool, t0 int64) {
 	if other {
 		way = 1
 	}
-	relaxed.Store32(&runs.carry[k], way)
+	relaxed.Store32(&runs.other[k], way)
 	relaxed.Store32(&runs.left[k], serialRun-1)
 	return other, t0
 }
