@@ -116,13 +116,21 @@ func recycle(r *Request) {
 // reset reports false. A Request that had a waiter is reused once finish
 // is done with it, so a Recv that blocks allocates no Request.
 func reset(r *Request) bool {
-	if !r.early {
-		if s := r.state.Load(); s != stDone && s != stDone|stWaiter|stWoken {
-			return false
-		}
+	if !reusable(r) {
+		return false
 	}
 	*r = Request{}
 	return true
+}
+
+// reusable reports whether r, completed and unreachable, may be reused:
+// not while its completion may still be touching it (see reset).
+func reusable(r *Request) bool {
+	if r.early {
+		return true
+	}
+	s := r.state.Load()
+	return s == stDone || s == stDone|stWaiter|stWoken
 }
 
 // StartIsend starts a send of buf to dest into h, a zero Handle. An eager

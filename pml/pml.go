@@ -317,7 +317,8 @@ type PML struct {
 	finalizing atomic.Bool  // Finalize has started
 	closed     atomic.Bool
 
-	// spare is a zeroed request kept for the next blocking call.
+	// spare is a request kept for the next blocking call, which zeroes it
+	// (getReq); nil while a call holds it.
 	spare atomic.Pointer[Request]
 	// reqs keeps recycled requests for the next receives (reqcache.go).
 	reqs reqCache

@@ -1,6 +1,7 @@
 package pml
 
 import (
+	"reflect"
 	"sync"
 	"testing"
 )
@@ -34,6 +35,48 @@ func TestResetStates(t *testing.T) {
 
 // TestFinishWakesThenReusable: once finish has woken a blocked waiter and
 // set stWoken, the Request is reusable (no allocation per blocking Recv).
+// TestSpareZeroedWhenTaken: a blocking call's request goes back as the
+// spare without its buffer, is zero when the next call takes it, and is not
+// kept while its completion may still be touching it.
+func TestSpareZeroedWhenTaken(t *testing.T) {
+	for _, tc := range []struct {
+		state uint32
+		early bool
+		kept  bool
+	}{
+		{stDone, false, true},
+		{0, true, true},
+		{stDone | stWaiter | stWoken, false, true},
+		{stDone | stWaiter, false, false},
+		{0, false, false},
+	} {
+		p := &PML{}
+		r := p.getReq()
+		r.kind, r.buf, r.peer, r.early = kindRecv, make([]byte, 8), 3, tc.early
+		r.status = Status{Source: 3, Tag: 7, Count: 8}
+		r.state.Store(tc.state)
+		p.putReq(r)
+		if got := p.spare.Load(); (got == r) != tc.kept {
+			t.Errorf("state %#x early %v: kept as the spare %v, want %v", tc.state, tc.early, got == r, tc.kept)
+			continue
+		}
+		if !tc.kept {
+			continue
+		}
+		if r.buf != nil {
+			t.Errorf("state %#x early %v: the spare keeps the caller's buffer", tc.state, tc.early)
+		}
+		if got := p.getReq(); got != r {
+			t.Errorf("state %#x early %v: getReq took %p, not the spare %p", tc.state, tc.early, got, r)
+		} else if !reflect.ValueOf(got).Elem().IsZero() {
+			t.Errorf("state %#x early %v: the spare is not zero when taken: %+v", tc.state, tc.early, got)
+		}
+		if p.spare.Load() != nil {
+			t.Errorf("state %#x early %v: the spare is still there after getReq took it", tc.state, tc.early)
+		}
+	}
+}
+
 func TestFinishWakesThenReusable(t *testing.T) {
 	for range 100 {
 		r := &Request{kind: kindRecv}
