@@ -329,8 +329,8 @@ func TestHandleSettledByDelivery(t *testing.T) {
 				p.mu.Lock()
 				free := len(p.reqFree) > 0 && p.reqFree[len(p.reqFree)-1] == r
 				p.mu.Unlock()
-				if !free || r.h != nil || r.p != nil {
-					t.Fatalf("Request %p: on the free list %v, h %p, p %p; want recycled and zeroed", r, free, r.h, r.p)
+				if !free || r.buf != nil || r.recv.Posted() {
+					t.Fatalf("Request %p: on the free list %v, buffer %v, posted %v; want recycled without its buffer (recycleLocked)", r, free, r.buf != nil, r.recv.Posted())
 				}
 			}
 			want := Status{Source: 0, Tag: 5, Count: 8}
@@ -454,11 +454,12 @@ func TestArriveMatchesPostedDirectly(t *testing.T) {
 	}
 }
 
-// TestRecycledReceiveIsZero: recycleLocked clears only the fields a
-// receive settled by its eager delivery can have set; whatever the receive
+// TestRecycledReceiveIsZero: recycleLocked drops only the buffer of a
+// receive settled by its eager delivery; whatever the receive
 // (a source or AnySource, a tag or AnyTag, on the world or a Dup, from a
 // plain or a synchronous send, a payload of 0 to 100 bytes), the Request
-// it puts on the free list is a zero Request again.
+// it puts on the free list is a zero Request again, but for the fields
+// every post sets again (recycleLocked): no buffer, no links.
 func TestRecycledReceiveIsZero(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a segment")
@@ -509,10 +510,13 @@ func TestRecycledReceiveIsZero(t *testing.T) {
 						}
 						p.mu.Lock()
 						free := len(p.reqFree) > 0 && p.reqFree[len(p.reqFree)-1] == r
-						zero := reflect.DeepEqual(r, &Request{})
+						// Zero but for what every post sets again (recycleLocked).
+						want := &Request{p: r.p, kind: r.kind, userTag: r.userTag, grp: r.grp, h: r.h, peer: r.peer, tag: r.tag}
+						want.recv = r.recv // its post order (Post sets it again) and its links, which Posted shows nil
+						zero := reflect.DeepEqual(r, want) && !r.recv.Posted() && r.recv.Data == r && r.buf == nil
 						p.mu.Unlock()
 						if !free || !zero {
-							t.Fatalf("%s src %d tag %d sync %v, %d bytes: Request on the free list %v, zero %v: %+v",
+							t.Fatalf("%s src %d tag %d sync %v, %d bytes: Request on the free list %v, zero but for what a post sets %v: %+v",
 								comm, src, tag, sync, n, free, zero, r)
 						}
 						if st, err := h.Wait(nil); err != nil || st.Count != n {

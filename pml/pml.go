@@ -277,7 +277,7 @@ type PML struct {
 	msgFree     []*match.Msg        // recycled Msgs
 	unexpFree   []*unexp            // recycled unexpected records, with their buffers
 	unexpPooled int                 // bytes of buffer capacity unexpFree holds; at most unexpPoolBytes
-	reqFree     []*Request          // receives recycled by their delivery (settleDirect), for the next startRecv
+	reqFree     []*Request          // receives recycled by their delivery (settleDirect), for the next startRecv (see recycleLocked)
 	hslab       []Handle            // the rest of the slab newHandleLocked hands out
 	hdrBuf      [btl.MaxHeader]byte // for sends made under mu
 

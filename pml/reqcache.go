@@ -81,8 +81,9 @@ func (c *reqCache) takeLocked() *Request {
 	return r
 }
 
-// newReqLocked returns a zero Request for a receive (PML.mu held): one its
-// delivery recycled (reqFree), a cached one, or one from the pool.
+// newReqLocked returns a Request for a receive (PML.mu held): one its
+// delivery recycled (reqFree, zero but for the fields every post sets
+// again: see recycleLocked), or a zero one from the cache or the pool.
 func (p *PML) newReqLocked() *Request {
 	if n := len(p.reqFree); n > 0 {
 		r := p.reqFree[n-1]

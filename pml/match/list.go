@@ -71,6 +71,10 @@ func (l *recvList) pushBack(r *Recv) {
 	r.list = l
 }
 
+// Posted reports whether r is in a queue of posted receives (it is
+// linked only then: remove clears its links).
+func (r *Recv) Posted() bool { return r.list != nil || r.prev != nil || r.next != nil }
+
 func (l *recvList) remove(r *Recv) {
 	if r.prev == nil {
 		l.head = r.next
