@@ -250,11 +250,11 @@ const slabLen = 32
 
 // newHandleLocked is a zero Handle that nobody else has (mu held).
 func (p *PML) newHandleLocked() *Handle {
-	if len(p.hslab) == 0 {
-		p.hslab = make([]Handle, slabLen)
+	if p.hslab == nil || p.hnext == slabLen {
+		p.hslab, p.hnext = new([slabLen]Handle), 0
 	}
-	h := &p.hslab[0]
-	p.hslab = p.hslab[1:]
+	h := &p.hslab[p.hnext]
+	p.hnext++ // an index, not a resliced slice: no pointer store (nor its write-barrier check) per Handle
 	return h
 }
 

@@ -327,7 +327,7 @@ func TestHandleSettledByDelivery(t *testing.T) {
 					t.Fatalf("word %#x after the delivery; want %#x", w, want)
 				}
 				p.mu.Lock()
-				free := len(p.reqFree) > 0 && p.reqFree[len(p.reqFree)-1] == r
+				free := p.nFree > 0 && p.reqFree[p.nFree-1] == r
 				p.mu.Unlock()
 				if !free || r.buf != nil || r.recv.Posted() {
 					t.Fatalf("Request %p: on the free list %v, buffer %v, posted %v; want recycled without its buffer (recycleLocked)", r, free, r.buf != nil, r.recv.Posted())
@@ -509,7 +509,7 @@ func TestRecycledReceiveIsZero(t *testing.T) {
 							t.Fatal(err)
 						}
 						p.mu.Lock()
-						free := len(p.reqFree) > 0 && p.reqFree[len(p.reqFree)-1] == r
+						free := p.nFree > 0 && p.reqFree[p.nFree-1] == r
 						// Zero but for what every post sets again (recycleLocked).
 						want := &Request{p: r.p, kind: r.kind, userTag: r.userTag, grp: r.grp, h: r.h, peer: r.peer, tag: r.tag}
 						want.recv = r.recv // its post order (Post sets it again) and its links, which Posted shows nil

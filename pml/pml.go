@@ -273,12 +273,14 @@ type PML struct {
 	nextID uint64              // last request id handed out
 	// unexpected-message memory
 	unexpBytes  int64
-	pairs       []match.Pair        // scratch for Arrive
-	msgFree     []*match.Msg        // recycled Msgs
-	unexpFree   []*unexp            // recycled unexpected records, with their buffers
-	unexpPooled int                 // bytes of buffer capacity unexpFree holds; at most unexpPoolBytes
-	reqFree     []*Request          // receives recycled by their delivery (settleDirect), for the next startRecv (see recycleLocked)
-	hslab       []Handle            // the rest of the slab newHandleLocked hands out
+	pairs       []match.Pair         // scratch for Arrive
+	msgFree     []*match.Msg         // recycled Msgs
+	unexpFree   []*unexp             // recycled unexpected records, with their buffers
+	unexpPooled int                  // bytes of buffer capacity unexpFree holds; at most unexpPoolBytes
+	reqFree     [reqFreeMax]*Request // receives recycled by their delivery (settleDirect), for the next startRecv (see recycleLocked): a stack of nFree
+	nFree       int
+	hslab       *[slabLen]Handle // the slab newHandleLocked hands out, from hnext on
+	hnext       int
 	hdrBuf      [btl.MaxHeader]byte // for sends made under mu
 
 	rget rgetChoice // single copy or pipeline, per message (rget.go); regs under mu

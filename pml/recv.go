@@ -365,8 +365,9 @@ const reqFreeMax = 256
 // no room for goes to the cache or the pool zeroed.
 func (p *PML) recycleLocked(r *Request) {
 	r.buf = nil
-	if len(p.reqFree) < reqFreeMax {
-		p.reqFree = append(p.reqFree, r)
+	if p.nFree < reqFreeMax {
+		p.reqFree[p.nFree] = r
+		p.nFree++
 		return
 	}
 	r.p, r.kind, r.userTag, r.grp, r.h = nil, 0, 0, nil, nil

@@ -85,11 +85,12 @@ func (c *reqCache) takeLocked() *Request {
 // delivery recycled (reqFree, zero but for the fields every post sets
 // again: see recycleLocked), or a zero one from the cache or the pool.
 func (p *PML) newReqLocked() *Request {
-	if n := len(p.reqFree); n > 0 {
-		r := p.reqFree[n-1]
-		p.reqFree[n-1] = nil
-		p.reqFree = p.reqFree[:n-1]
-		return r
+	if p.nFree > 0 {
+		// The slot keeps its pointer until a recycle overwrites it: no
+		// store, nor its write-barrier check (it keeps alive at most
+		// reqFreeMax Requests without buffers).
+		p.nFree--
+		return p.reqFree[p.nFree]
 	}
 	if r := p.reqs.takeLocked(); r != nil {
 		return r
