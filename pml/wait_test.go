@@ -112,7 +112,17 @@ func TestSleeperChoice(t *testing.T) {
 }
 
 // TestWatcherEndsSleep: a rank with an sm-like sleeper and a tcp-like
-// watcher sleeps in the first and wakes when work arrives at the second.
+// watcher sleeps in the first (for an hour, unless woken) and wakes when
+// work arrives at the second.
+//
+// The fake watcher's work is a wake and nothing a poll would find, so
+// work that "arrives" while it is not armed (between two sleeps: the
+// first arrival below, which finds it armed, may come before the sleep
+// begins, and so only shorten that one) is lost, where a real module's
+// would be found by the poll the sleeper makes after arming. So the test
+// lets work arrive until the wait ends: every arrival that finds the
+// watcher armed must end the sleep, and one that does not is retried.
+// (Arriving once, the test hung for its 20 s in a loaded CI run.)
 func TestWatcherEndsSleep(t *testing.T) {
 	sm := newSleeperMod("sm")
 	tcp := &watcherMod{sleeperMod: newSleeperMod("tcp")}
@@ -127,14 +137,19 @@ func TestWatcherEndsSleep(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	cond.Store(true)
-	tcp.arrive()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
+	deadline := time.After(20 * time.Second)
+	for ended := false; !ended; {
+		tcp.arrive()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			ended = true
+		case <-deadline:
+			t.Fatal("the watcher's wakes did not end the sleep in the primary")
+		case <-time.After(time.Millisecond):
 		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("the watcher's wake did not end the sleep in the primary")
 	}
 	if tcp.armed.Load() != nil {
 		t.Error("the watcher is still armed after the sleep")
