@@ -371,9 +371,7 @@ func (p *PML) recycleLocked(r *Request) {
 		p.nFree++
 		return
 	}
-	r.p, r.kind, r.userTag, r.grp, r.h = nil, 0, 0, nil, nil
-	r.peer, r.tag = 0, 0
-	r.recv = match.Recv{}
+	*r = Request{} // rare (a window of more than reqFreeMax receives): no field list to keep in step with startRecvH's
 	if !p.reqs.put(r) {
 		reqPool.Put(r)
 	}

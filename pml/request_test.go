@@ -142,3 +142,27 @@ func TestBlockingRecvReusesRequest(t *testing.T) {
 		t.Errorf("%d blocking receives made %d Requests; want them reused", 2*n, m)
 	}
 }
+
+// TestRecycleOverflowZeroes: a receive recycled while reqFree is full
+// goes to the request cache zeroed, not in the partial state reqFree's
+// entries keep (recycleLocked).
+func TestRecycleOverflowZeroes(t *testing.T) {
+	p := &PML{}
+	p.nFree = reqFreeMax
+	var h Handle
+	r := &Request{p: p, kind: kindRecv, buf: make([]byte, 8), userTag: 7, peer: 3, tag: 7, h: &h}
+	r.recv.Src, r.recv.Tag, r.recv.Data = 3, 7, r
+	p.mu.Lock()
+	p.recycleLocked(r)
+	got := p.reqs.takeLocked()
+	p.mu.Unlock()
+	if p.nFree != reqFreeMax {
+		t.Fatalf("reqFree holds %d, want it left full (%d)", p.nFree, reqFreeMax)
+	}
+	if got != r {
+		t.Fatalf("the request cache gave %p, want the recycled %p", got, r)
+	}
+	if !reflect.ValueOf(got).Elem().IsZero() {
+		t.Errorf("a receive recycled past reqFree is not zero: %+v", got)
+	}
+}
