@@ -81,8 +81,21 @@ func RunJanitor(args []string) int {
 	dir, jobID, backingDir := args[0], args[1], args[2]
 	signal.Ignore(unix.SIGINT, unix.SIGHUP, unix.SIGTERM, unix.SIGPIPE)
 	io.Copy(io.Discard, os.NewFile(3, "gorun-janitor")) // until gorun is gone
+	cleanAfter(dir, jobID, backingDir)
+	return 0
+}
+
+// cleanAfter is the janitor's work once gorun is gone: wait for the job's
+// processes (kill those that linger), remove the job's files, then the
+// per-user directory if that is now empty. The last step runs even when
+// the session directory is already gone: a rank that saw the lifeline end
+// may have removed it and been killed by its Pdeathsig before it removed
+// the per-user directory (TestKillGorunLeavesNothing failed so in a
+// clean-clone CI run, an empty gorun-<uid> left behind).
+func cleanAfter(dir, jobID, backingDir string) {
+	defer os.Remove(filepath.Dir(dir)) // fails, as it should, while other jobs use it
 	if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
-		return 0 // gorun cleaned up itself
+		return // gorun, or a rank, removed it
 	}
 	uid := os.Getuid()
 	start := time.Now()
@@ -99,8 +112,6 @@ func RunJanitor(args []string) int {
 		}
 	}
 	jobenv.RemoveJobFiles(dir, uid, jobID, backingDir)
-	os.Remove(filepath.Dir(dir)) // the per-user directory, if now empty
-	return 0
 }
 
 // jobProcesses returns the processes of user uid whose environment sets
