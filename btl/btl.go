@@ -334,3 +334,19 @@ type Placer interface {
 	// the first Progress.
 	RegisterPlace(tag Tag, place PlaceFunc, landed LandedFunc)
 }
+
+// A DirectTaker hands src's next message, when it carries tag, to a
+// waiting receive (t) instead of to the callback registered for tag. It
+// returns 1 when t took it, 0 when nothing from src is there yet, -1 when
+// the caller must poll the usual way (another kind of message first, work
+// queued, the module busy).
+type DirectTaker interface {
+	TakeFrom(src int, tag Tag, t Taker) int
+}
+
+// A Taker is a waiting receive that a DirectTaker offers a message: Take
+// reports whether it took data (then the message is consumed; data is
+// valid only during the call).
+type Taker interface {
+	Take(src int, data []byte) bool
+}

@@ -27,7 +27,7 @@ func smCommsWith(t testing.TB, spin int, limit int64) [2]*Comm {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := New(Config{Rank: r, Size: 2, Modules: []btl.Module{loop, mods[r]}, SpinCount: spin, UnexpectedLimit: limit})
+		p, err := New(Config{Rank: r, Size: 2, Modules: []btl.Module{loop, mods[r]}, SpinCount: spin, UnexpectedLimit: limit, DirectPolls: Params.Defaults().DirectPolls})
 		if err != nil {
 			t.Fatal(err)
 		}

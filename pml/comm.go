@@ -514,7 +514,14 @@ func (c *Comm) Recv(buf []byte, src, tag int) (Status, error) {
 	}
 	c.p.othersFirst()
 	r := c.p.getReq()
-	_, err := c.startRecv(r, buf, c.worldSrc(src), tag)
+	wsrc := c.worldSrc(src)
+	if wsrc >= 0 && c.p.peers[wsrc].direct != nil && c.p.bigSends.Load() == 0 {
+		if st, ok := c.recvDirect(r, buf, wsrc, tag); ok {
+			c.p.putReq(r)
+			return st, nil
+		}
+	}
+	_, err := c.startRecv(r, buf, wsrc, tag)
 	var st Status
 	if err == nil {
 		if err = c.p.waitLook(nil, r, false); err == nil {

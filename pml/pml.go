@@ -84,6 +84,10 @@ type Config struct {
 	// receiver to split its read as a stream's message does (flagStream),
 	// or not, whichever completed faster lately (rget.go's serialChoice.way).
 	SerialSplit bool
+	// DirectPolls: a blocking receive from one peer over a BTL that can
+	// hand it the peer's next message (btl.DirectTaker) looks for it up
+	// to this many times before it posts (recvDirect). 0: always post.
+	DirectPolls int
 	// RgetBatchMax: the reads of rendezvous messages of at most this many
 	// bytes (after the first fragment) that one poll of the BTL matches
 	// while messages come in runs are made together at the end of the
@@ -182,6 +186,7 @@ type peer struct {
 	// A wait for a message from the peer then polls through it between
 	// full passes (pollFor).
 	poller btl.SourcePoller
+	direct btl.DirectTaker // a blocking receive's take (recvDirect); set with poller
 
 	// A one-way stream of mid-size sends to this peer (Comm.streamingTo),
 	// its fields written with relaxed stores by any sending goroutine (a
@@ -386,6 +391,9 @@ func New(cfg Config) (*PML, error) {
 		}
 		if sp, ok := best.(btl.SourcePoller); ok && !cfg.Yield {
 			p.peers[i].poller = sp
+			if cfg.DirectPolls > 0 {
+				p.peers[i].direct, _ = best.(btl.DirectTaker)
+			}
 		}
 		p.peers[i].sendMu = &p.peers[i].ownSendMu
 		if ls, ok := best.(btl.LockedSender); ok {

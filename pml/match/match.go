@@ -546,3 +546,23 @@ func (e *Engine) DropContext(ctx uint32) bool {
 	e.last = nil
 	return true
 }
+
+// TakeDirect releases the message (ctx, src, tag, seq) to a receive that
+// is not posted, when no posted receive and no earlier message goes
+// first: it is src's next in turn, no receive posted for src or for
+// AnySource accepts tag, and no message from src waits unexpected or
+// parked. It reports whether it did (the caller then has the message).
+func (e *Engine) TakeDirect(ctx uint32, src, tag int, seq uint32) bool {
+	c := e.context(ctx)
+	p := &c.peers[src]
+	if seq != p.expect || p.parked.head != nil || p.unexp.head != nil || c.wild.head != nil {
+		return false
+	}
+	for r := p.posted.head; r != nil; r = r.next {
+		if tagMatches(r.Tag, tag) {
+			return false
+		}
+	}
+	p.expect++
+	return true
+}
