@@ -17,15 +17,16 @@ import (
 // waiter are all skipped: osu lat near 0-2 KiB 17-37% faster (0 B 0.293
 // -> 0.205 us, where Open MPI takes 0.240), far 7-13% (tagged rounds,
 // docs/bench/2026-11-30/noon).
+//
 // Anything else (another communicator's or tag's message first, a
 // rendezvous, a synchronous send, a longer message, FIFO traffic or
 // queued work in the BTL, a module busy in another goroutine's poll, or no
 // message after the looks) ends the direct part, and the receive is
-// posted and waited for as before; nothing was consumed. Every passEvery-th
-// direct receive (counted with pollFor's polls) first makes the full
-// progress pass, so the rank's other traffic moves as in any wait. Not while the rank has
-// sends whose receiver may split their read (bigSends: the wait must say
-// it polls, waitLook).
+// posted and waited for as before; nothing was consumed. Every
+// passEvery-th direct receive (counted with pollFor's polls) first makes
+// the full progress pass, so the rank's other traffic moves as in any
+// wait. Not while the rank has sends whose receiver may split their read
+// (bigSends: the wait must say it polls, waitLook).
 
 // recvDirect is the direct part of Recv for r (a fresh request, not
 // posted) from world rank src; ok when it received the message, whose

@@ -549,9 +549,11 @@ func (e *Engine) DropContext(ctx uint32) bool {
 
 // TakeDirect releases the message (ctx, src, tag, seq) to a receive that
 // is not posted, when no posted receive and no earlier message goes
-// first: it is src's next in turn, no receive posted for src or for
-// AnySource accepts tag, and no message from src waits unexpected or
-// parked. It reports whether it did (the caller then has the message).
+// first: it is src's next in turn, no receive posted for src accepts
+// tag, no AnySource receive is posted in ctx at all (whatever its tag:
+// the cheap test), and no message from src waits unexpected or parked. It
+// reports whether it did (the caller then has the message); otherwise it
+// changes nothing.
 func (e *Engine) TakeDirect(ctx uint32, src, tag int, seq uint32) bool {
 	c := e.context(ctx)
 	p := &c.peers[src]
