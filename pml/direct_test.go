@@ -137,14 +137,13 @@ func TestDirectRecvStillPasses(t *testing.T) {
 		t.Skip("builds a segment")
 	}
 	comms := smComms(t)
-	for i := range 40 { // past the box's threshold
+	for range 40 { // past the box's threshold
 		if err := comms[0].Send(nil, 1, 1, false); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := comms[1].Recv(nil, 0, 1); err != nil {
 			t.Fatal(err)
 		}
-		_ = i
 	}
 	if err := comms[1].Send([]byte("self"), 1, 7, false); err != nil {
 		t.Fatal(err)

@@ -175,6 +175,13 @@ func (b *boxRing) bytes(off uint64, n int) []byte {
 	return b.ring[off : off+uint64(n) : off+uint64(n)]
 }
 
+// record is the n bytes after the header of the record at ring offset
+// off, addressed from the ring's base without bytes's bounds checks: the
+// caller has checked that off+boxHdrSize+n fits (reserve, dataRecord).
+func (b *boxRing) record(off uint64, n int) []byte {
+	return unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(b.ring)), off+boxHdrSize)), n)
+}
+
 // boxOut is the sender's side of a box, guarded by the peer's mu.
 type boxOut struct {
 	boxRing
@@ -205,9 +212,7 @@ func (b *boxOut) put(tag btl.Tag, seq uint32, hdr, payload []byte, join bool) bo
 			return false
 		}
 	}
-	// The record's bytes are addressed from the ring's base: off+rec <=
-	// size (reserve), so without bounds checks.
-	d := unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(b.ring)), off+boxHdrSize)), n)
+	d := b.record(off, n) // off+rec <= size (reserve)
 	if join {
 		putJoined(d, hdr, payload)
 	} else {
@@ -348,6 +353,13 @@ type boxIn struct {
 	hot      bool   // our last poll of the box delivered (see pollBoxes)
 }
 
+// release publishes the read position r to the sender (ctl.rd), whose
+// records up to it may then be overwritten.
+func (b *boxIn) release() {
+	storeSeq(&b.ctl.rd, b.r)
+	b.released = b.r
+}
+
 // ready reports whether a record waits at the published read position (a
 // lower bound of r: a "yes" may be stale, which costs one more poll; a
 // Progress that found the box empty published the true position).
@@ -390,9 +402,7 @@ func (m *Module) pollBox(b *boxIn, max int, lineEnd bool) int {
 		}
 		m.raceRecv(b.src)
 		if f := m.recv[rec.tag]; f != nil {
-			// off+rec.size <= b.size (checked): the record's bytes
-			// without the bounds checks of b.bytes.
-			f(b.src, unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(b.ring)), off+boxHdrSize)), rec.n))
+			f(b.src, b.record(off, rec.n)) // off+rec.size <= b.size (checked)
 		}
 		b.r += rec.size
 		b.exp = nextSeq(b.exp)
@@ -405,8 +415,7 @@ func (m *Module) pollBox(b *boxIn, max int, lineEnd bool) int {
 	// runs dry (so a sleeping receiver's check and the sender's view are
 	// current).
 	if b.r != b.released && (b.r-b.released >= b.size/2 || b.word(b.r&(b.size-1)).Load() == 0) {
-		storeSeq(&b.ctl.rd, b.r)
-		b.released = b.r
+		b.release()
 	}
 	return k
 }

@@ -1,10 +1,6 @@
 package sm
 
-import (
-	"unsafe"
-
-	"github.com/gorun-mpi/gorun/btl"
-)
+import "github.com/gorun-mpi/gorun/btl"
 
 // TakeFrom implements btl.DirectTaker for src's fast box: the record at
 // the box's read position, when it is the pair's next (the sequence
@@ -28,8 +24,7 @@ func (m *Module) TakeFrom(src int, tag btl.Tag, t btl.Taker) int {
 	w := b.word(off).Load()
 	if w == 0 {
 		if b.r != b.released {
-			storeSeq(&b.ctl.rd, b.r)
-			b.released = b.r
+			b.release()
 		}
 		m.progMu.Unlock()
 		return 0
@@ -41,7 +36,7 @@ func (m *Module) TakeFrom(src int, tag btl.Tag, t btl.Taker) int {
 		return -1
 	}
 	m.raceRecv(b.src)
-	if !t.Take(src, unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(b.ring)), off+boxHdrSize)), rec.n)) {
+	if !t.Take(src, b.record(off, rec.n)) {
 		m.progMu.Unlock()
 		return -1
 	}
@@ -49,8 +44,7 @@ func (m *Module) TakeFrom(src int, tag btl.Tag, t btl.Taker) int {
 	b.exp = nextSeq(b.exp)
 	b.hot = false
 	if b.r-b.released >= b.size/2 {
-		storeSeq(&b.ctl.rd, b.r)
-		b.released = b.r
+		b.release()
 	}
 	storeSeq(&m.recvEpoch, m.recvEpoch.Load()+1)
 	m.progMu.Unlock()

@@ -36,7 +36,11 @@ func TestTakeDirect(t *testing.T) {
 				t.Fatalf("TakeDirect(seq %d) = %v, want %v", tc.seq, got, tc.want)
 			}
 			after, _ := e.Inbound(ctx, 1)
-			if wantAfter := before + map[bool]uint32{true: 1}[tc.want]; after != wantAfter {
+			wantAfter := before // a refusal leaves src's turn
+			if tc.want {
+				wantAfter++
+			}
+			if after != wantAfter {
 				t.Errorf("src's turn %d -> %d, want %d", before, after, wantAfter)
 			}
 			if p, u, k := e.Len(); p != posted || u != unexp || k != parked {
