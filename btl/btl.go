@@ -335,18 +335,33 @@ type Placer interface {
 	RegisterPlace(tag Tag, place PlaceFunc, landed LandedFunc)
 }
 
-// A DirectTaker hands src's next message, when it carries tag, to a
-// waiting receive (t) instead of to the callback registered for tag. It
-// returns 1 when t took it, 0 when nothing from src is there yet, -1 when
-// the caller must poll the usual way (another kind of message first, work
-// queued, the module busy).
+// A DirectTaker hands src's next message, when its tag is in tags, to a
+// waiting receive (t) instead of to the callback registered for the tag.
+// It returns 1 when t took it, 0 when nothing from src is there yet, -1
+// when the caller must poll the usual way (another kind of message first,
+// work queued, the module busy).
 type DirectTaker interface {
-	TakeFrom(src int, tag Tag, t Taker) int
+	TakeFrom(src int, tags TagSet, t Taker) int
 }
 
 // A Taker is a waiting receive that a DirectTaker offers a message: Take
-// reports whether it took data (then the message is consumed; data is
-// valid only during the call).
+// reports whether it took data, which carries tag (then the message is
+// consumed; data is valid only during the call).
 type Taker interface {
-	Take(src int, data []byte) bool
+	Take(src int, tag Tag, data []byte) bool
 }
+
+// A TagSet is a set of tags: bit t for Tag t.
+type TagSet uint32
+
+// TagsOf is the set of tags.
+func TagsOf(tags ...Tag) TagSet {
+	var s TagSet
+	for _, t := range tags {
+		s |= 1 << t
+	}
+	return s
+}
+
+// Has reports whether t is in s.
+func (s TagSet) Has(t Tag) bool { return s>>t&1 != 0 }

@@ -19,6 +19,11 @@ func smCommsSpin(t testing.TB, spin int) [2]*Comm { return smCommsWith(t, spin, 
 // smCommsWith is smComms with a SpinCount of spin and an unexpected limit
 // of limit bytes.
 func smCommsWith(t testing.TB, spin int, limit int64) [2]*Comm {
+	return smCommsTuned(t, func(c *Config) { c.SpinCount, c.UnexpectedLimit = spin, limit })
+}
+
+// smCommsTuned is smComms with tune applied to each rank's Config.
+func smCommsTuned(t testing.TB, tune func(*Config)) [2]*Comm {
 	hangGuard(t, hangDeadline)
 	mods := smPair(t)
 	var comms [2]*Comm
@@ -27,7 +32,9 @@ func smCommsWith(t testing.TB, spin int, limit int64) [2]*Comm {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := New(Config{Rank: r, Size: 2, Modules: []btl.Module{loop, mods[r]}, SpinCount: spin, UnexpectedLimit: limit, DirectPolls: Params.Defaults().DirectPolls})
+		cfg := Config{Rank: r, Size: 2, Modules: []btl.Module{loop, mods[r]}, SpinCount: 1 << 30, UnexpectedLimit: 64 << 20, DirectPolls: Params.Defaults().DirectPolls}
+		tune(&cfg)
+		p, err := New(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -230,7 +230,7 @@ func (c *Comm) Isend(r *Request, buf []byte, dest, tag int, sync bool) error {
 		if seq, sent, ok := c.eagerNow(pe, dest, tag, buf); ok {
 			return c.isendEager(r, buf, dest, tag, seq, sent)
 		}
-		plan = planSend(len(buf), pe.lim, false, false, false) // out of credit
+		plan = planSend(len(buf), &pe.lim, false, false, false) // out of credit
 	}
 	return c.startSend(r, buf, dest, tag, sync, plan)
 }
@@ -272,7 +272,7 @@ func (c *Comm) planSend(buf []byte, dest, tag int, sync bool) (sendPlan, error) 
 		if !sync || p.takeCredit(pe, n) {
 			return sendPlan{proto: protoEager, chunk: n, credit: n}, nil
 		}
-		return planSend(n, pe.lim, false, false, false), nil
+		return planSend(n, &pe.lim, false, false, false), nil
 	}
 	inStream := (pe.lim.streamable(n) || pe.lim.splitsInStream(n) || pe.lim.pipeable(n)) && c.streamingTo(pe, dest, n)
 	stream := inStream
@@ -293,11 +293,11 @@ func (c *Comm) planSend(buf []byte, dest, tag int, sync bool) (sendPlan, error) 
 	}
 	// A carried serial send skips the rget band as a stream's does, and
 	// one that asks for a split read is flagged as a stream's.
-	plan := planSend(n, pe.lim, true, stream || carried || split, pipe)
+	plan := planSend(n, &pe.lim, true, stream || carried || split, pipe)
 	if plan.credit > 0 && !p.takeCredit(pe, plan.credit) {
 		// Out of credit: a stream's message is read too, and a serial
 		// send is read untimed.
-		return planSend(n, pe.lim, false, false, false), nil
+		return planSend(n, &pe.lim, false, false, false), nil
 	}
 	plan.carried, plan.split, plan.t0 = carried, split, t0
 	return plan, nil
@@ -432,7 +432,7 @@ func (c *Comm) Send(buf []byte, dest, tag int, sync bool) error {
 		if ok {
 			return c.sendEager(buf, dest, tag, seq)
 		}
-		plan = planSend(len(buf), pe.lim, false, false, false) // out of credit
+		plan = planSend(len(buf), &pe.lim, false, false, false) // out of credit
 	}
 	r := c.p.getReq()
 	if err = c.startSend(r, buf, dest, tag, sync, plan); err == nil {
@@ -516,9 +516,9 @@ func (c *Comm) Recv(buf []byte, src, tag int) (Status, error) {
 	r := c.p.getReq()
 	wsrc := c.worldSrc(src)
 	if wsrc >= 0 && c.p.peers[wsrc].direct != nil && c.p.bigSends.Load() == 0 {
-		if st, ok := c.recvDirect(r, buf, wsrc, tag); ok {
+		if st, err, ok := c.recvDirect(r, buf, wsrc, tag); ok {
 			c.p.putReq(r)
-			return st, nil
+			return st, err
 		}
 	}
 	_, err := c.startRecv(r, buf, wsrc, tag)

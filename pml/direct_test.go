@@ -3,9 +3,9 @@ package pml
 import (
 	"bytes"
 	"errors"
+	"testing"
 
 	"github.com/gorun-mpi/gorun/internal/errs"
-	"testing"
 )
 
 // directTaken reports whether c's last blocking Recv was received directly
@@ -166,5 +166,117 @@ func TestDirectRecvStillPasses(t *testing.T) {
 	p.mu.Unlock()
 	if direct == 0 || !arrived {
 		t.Fatalf("%d of %d Recvs direct; the message to self arrived: %v; want some direct and arrived", direct, 4*passEvery, arrived)
+	}
+}
+
+// TestDirectRecvRndv: a blocking Recv takes a rendezvous from the box too
+// and makes its single-copy read itself (the right bytes and Status, the
+// sender's Isend completed by the FIN), except one whose read a poll would
+// split with the sender (from pml_ob1_rget_split), which goes the usual
+// way; so do a message longer than the buffer (ErrTruncate, the buffer's
+// bytes) and one that a receive posted before accepts.
+func TestDirectRecvRndv(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a segment")
+	}
+	const split = 64 << 10
+	comms := smCommsTuned(t, func(c *Config) { c.RgetLimit, c.RgetSplit = 4096, split })
+	for range 40 { // past the box's threshold
+		if err := comms[0].Send(nil, 1, 9, false); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := comms[1].Recv(nil, 0, 9); err != nil {
+			t.Fatal(err)
+		}
+	}
+	splits := comms[1].p.peers[0].lim.splitMin > 0
+	isend := func(b []byte, tag int) *Handle {
+		t.Helper()
+		h, err := comms[0].NewIsend(b, 1, tag, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	sendDone := func(h *Handle) {
+		t.Helper()
+		if _, err := h.Wait(nil); err != nil {
+			t.Fatalf("Isend: %v", err)
+		}
+	}
+	direct := 0
+	for i := range 20 {
+		n := []int{5000, 8192, 20000, 60000, split + 100}[i%5]
+		want := pattern(n, i)
+		h := isend(want, 2)
+		buf := make([]byte, n+10)
+		st, err := comms[1].Recv(buf, 0, 2)
+		if err != nil || st.Source != 0 || st.Tag != 2 || st.Count != n || !bytes.Equal(buf[:n], want) {
+			t.Fatalf("message %d (%d B): Recv = %+v, %v; data ok %v", i, n, st, err, bytes.Equal(buf[:n], want))
+		}
+		took := directTaken(t, comms[1])
+		if took && n >= split && splits {
+			t.Fatalf("message %d (%d B), whose read a poll may split, was taken directly", i, n)
+		}
+		if took {
+			direct++
+		}
+		sendDone(h)
+	}
+	if direct < 8 {
+		t.Errorf("%d of the 16 rendezvous below the split received directly; want most", direct)
+	}
+
+	h := isend(pattern(10000, 1), 4)
+	buf := make([]byte, 5000)
+	if st, err := comms[1].Recv(buf, 0, 4); !errors.Is(err, errs.ErrTruncate) || st.Count != 5000 || !bytes.Equal(buf, pattern(10000, 1)[:5000]) {
+		t.Fatalf("Recv of 10000 bytes into 5000: %+v %v; want the first 5000 bytes and ErrTruncate", st, err)
+	}
+	sendDone(h)
+
+	early := make([]byte, 20000)
+	hr, err := comms[1].NewIrecv(early, 0, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h1, h2 := isend(pattern(20000, 1), 3), isend(pattern(20000, 2), 3)
+	second := make([]byte, 20000)
+	if _, err := comms[1].Recv(second, 0, 3); err != nil || !bytes.Equal(second, pattern(20000, 2)) {
+		t.Fatalf("Recv after an Irecv posted for the same tag: %v, second message %v", err, bytes.Equal(second, pattern(20000, 2)))
+	}
+	if _, err := hr.Wait(nil); err != nil || !bytes.Equal(early, pattern(20000, 1)) {
+		t.Fatalf("the Irecv posted first: %v, first message %v", err, bytes.Equal(early, pattern(20000, 1)))
+	}
+	sendDone(h1)
+	sendDone(h2)
+	if posted, unexp, parked := comms[1].p.eng.Len(); posted+unexp+parked != 0 {
+		t.Fatalf("engine holds %d posted, %d unexpected, %d parked at the end; want none", posted, unexp, parked)
+	}
+}
+
+// TestDirectRecvRndvReadFails: a rendezvous taken directly whose read
+// fails goes by the sender's pipeline (the receive asks for FRAGs and waits
+// for them), with every byte arriving.
+func TestDirectRecvRndvReadFails(t *testing.T) {
+	net := newFakeNet(2, 256, 1024)
+	net.rget, net.readFail, net.direct = true, true, true
+	net.tune = func(c *Config) { c.DirectPolls = 1 << 20 }
+	const msgs, n = 8, 5000
+	job(t, net, func(t *testing.T, c *Comm) {
+		for i := range msgs {
+			if c.Rank() == 0 {
+				if err := c.Send(pattern(n, i), 1, 7, false); err != nil {
+					t.Error(err)
+				}
+				continue
+			}
+			buf := make([]byte, n)
+			if st, err := c.Recv(buf, 0, 7); err != nil || st.Count != n || !bytes.Equal(buf, pattern(n, i)) {
+				t.Errorf("message %d: %+v %v, data ok %v", i, st, err, bytes.Equal(buf, pattern(n, i)))
+			}
+		}
+	})
+	if net.taken.Load() == 0 || net.reads.Load() == 0 {
+		t.Fatalf("%d messages taken directly, %d reads tried; want some of each", net.taken.Load(), net.reads.Load())
 	}
 }

@@ -62,6 +62,10 @@ type fakeNet struct {
 	// (btl.SourcePoller), whose PollFrom calls fromPolls counts.
 	sourcePoll bool
 	fromPolls  [8]atomic.Int64
+	// direct makes job give the PMLs the modules as directMods
+	// (btl.DirectTaker as well), whose takes taken counts.
+	direct bool
+	taken  atomic.Int64
 	// vec makes job give the PMLs the modules as vecMods (btl.VecReader),
 	// whose ReadVec calls and the regions they copied vecCalls and
 	// vecRegions count; vecMax bounds the regions of one call, and
@@ -129,6 +133,27 @@ func (m sourceMod) PollFrom(src int) int {
 		m.deliver(f)
 	}
 	return len(mine)
+}
+
+// directMod is a sourceMod that hands src's next fragment to a waiting
+// receive (btl.DirectTaker), as sm's TakeFrom does with a fast box.
+type directMod struct{ sourceMod }
+
+func (m directMod) TakeFrom(src int, tags btl.TagSet, t btl.Taker) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, f := range m.q {
+		if f.src != src {
+			continue
+		}
+		if !tags.Has(f.tag) || !t.Take(src, f.tag, f.data) {
+			return -1
+		}
+		m.q = append(m.q[:i:i], m.q[i+1:]...)
+		m.net.taken.Add(1)
+		return 1
+	}
+	return 0
 }
 
 // runnerMod is a fakeMod that shows which ranks say they poll (the

@@ -188,7 +188,7 @@ func (c *Comm) startIsend(h *Handle, buf []byte, dest, tag int, sync bool) (*Han
 			h.adopt(r)
 			return h, nil
 		}
-		plan = planSend(len(buf), pe.lim, false, false, false) // out of credit
+		plan = planSend(len(buf), &pe.lim, false, false, false) // out of credit
 	}
 	if h == nil {
 		h = new(Handle)

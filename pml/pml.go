@@ -255,6 +255,10 @@ type PML struct {
 	// sincePass counts the source polls (pollFor) since the last full
 	// progress pass; under progMu.
 	sincePass int
+	// taken is the rendezvous a direct receive took (Request.takeRndv),
+	// for recvDirect to carry out once the BTL's TakeFrom has returned;
+	// under progMu.
+	taken rndvJob
 
 	// creditLimit is each peer's eager credit (0: flow control off).
 	creditLimit int64

@@ -27,6 +27,9 @@ func job(t *testing.T, net *fakeNet, body func(t *testing.T, c *Comm)) {
 		if net.sourcePoll {
 			mod = sourceMod{net.mods[i]}
 		}
+		if net.direct {
+			mod = directMod{sourceMod{net.mods[i]}}
+		}
 		if net.vec {
 			mod = vecMod{net.mods[i]}
 		}

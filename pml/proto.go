@@ -103,7 +103,7 @@ type sendPlan struct {
 // chunk and sends the rest as FRAGs after the receiver's ACK. A
 // synchronous send uses the same protocols; its header asks for the match
 // ACK.
-func planSend(n int, l limits, credit, stream, pipe bool) sendPlan {
+func planSend(n int, l *limits, credit, stream, pipe bool) sendPlan {
 	switch {
 	case n <= l.eager && (credit || n == 0):
 		return sendPlan{proto: protoEager, chunk: n, credit: n}

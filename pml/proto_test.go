@@ -34,7 +34,7 @@ func TestPlanSend(t *testing.T) {
 		{"rget max without a limit: never", 300 << 10, limits{eager: 4096, firstChunk: 32768, maxSend: 32768, rget: true, rgetMax: 512 << 10}, true, sendPlan{protoRndv, 32768, 32768, false, false, false, 0, false}},
 	}
 	for _, tt := range tests {
-		if got := planSend(tt.n, tt.l, tt.credit, false, false); got != tt.want {
+		if got := planSend(tt.n, &tt.l, tt.credit, false, false); got != tt.want {
 			t.Errorf("%s: planSend(%d, credit=%v) = %+v, want %+v", tt.name, tt.n, tt.credit, got, tt.want)
 		}
 	}
@@ -108,7 +108,7 @@ func TestPlanSendOffer(t *testing.T) {
 		{"not adaptive: no offer", 100000, testLimits, true, sendPlan{protoRndv, 32768, 32768, false, false, false, 0, false}},
 	}
 	for _, tt := range tests {
-		if got := planSend(tt.n, tt.l, tt.credit, false, false); got != tt.want {
+		if got := planSend(tt.n, &tt.l, tt.credit, false, false); got != tt.want {
 			t.Errorf("%s: planSend(%d, credit=%v) = %+v, want %+v", tt.name, tt.n, tt.credit, got, tt.want)
 		}
 	}
@@ -307,7 +307,7 @@ func TestStreamable(t *testing.T) {
 		{100000, true, false, sendPlan{protoRget, 0, 0, false, false, false, 0, false}},
 		{4096, true, true, sendPlan{protoEager, 4096, 4096, false, false, false, 0, false}},
 	} {
-		if got := planSend(tt.n, band, tt.credit, tt.stream, false); got != tt.want {
+		if got := planSend(tt.n, &band, tt.credit, tt.stream, false); got != tt.want {
 			t.Errorf("planSend(%d, credit=%v, stream=%v) = %+v, want %+v", tt.n, tt.credit, tt.stream, got, tt.want)
 		}
 	}
@@ -350,7 +350,7 @@ func TestPipeable(t *testing.T) {
 		{65536, false, true, true, sendPlan{protoRndv, 0, 0, false, false, false, 0, false}},   // out of credit: no chunk
 		{9000, true, true, true, sendPlan{protoRndv, 9000, 9000, false, false, false, 0, false}},
 	} {
-		if got := planSend(tt.n, l, tt.credit, tt.stream, tt.pipe); got != tt.want {
+		if got := planSend(tt.n, &l, tt.credit, tt.stream, tt.pipe); got != tt.want {
 			t.Errorf("planSend(%d, credit=%v, stream=%v, pipe=%v) = %+v, want %+v", tt.n, tt.credit, tt.stream, tt.pipe, got, tt.want)
 		}
 	}

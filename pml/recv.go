@@ -293,6 +293,7 @@ type rndvJob struct {
 	chunk  []byte // the first chunk; valid while the BTL callback runs
 	plan   rndvPlan
 	inPoll bool // run by a BTL callback, under progMu (splitRead needs it)
+	direct bool // taken by a direct receive (takeRndv): no other goroutine can see r
 	stream bool // the sender's flagStream: its read may be split from limits.splitStream
 }
 
@@ -419,14 +420,14 @@ func (p *PML) readRest(j *rndvJob) {
 			// As the FIN in readDone: the receive completes first, then the
 			// ACK goes, from the peer's scratch under its send lock.
 			sreq, want := j.sreq, uint64(r.want)
-			p.finishRecv(r)
+			p.endRecv(j)
 			p.ackDone(src, pe, sreq, want)
 			return
 		}
 		if _, err := m.Send(src, btl.TagPMLAck, encodeAck(r.hdr[:], j.sreq, 0, uint64(r.want), uint64(r.want)), nil, nil); err != nil {
 			p.log.Debug("ACK send failed", "to", src, "error", err)
 		}
-		p.finishRecv(r)
+		p.endRecv(j)
 		return
 	}
 	p.mu.Lock()
@@ -457,7 +458,7 @@ func (p *PML) readDone(j *rndvJob) {
 		// the FIN's store into a line the sender polls (the
 		// completion's) waits for that line to come over, on the
 		// receive's way back to its caller.
-		p.finishRecv(r)
+		p.endRecv(j)
 		sent, err := ts.TrySend(src, btl.TagPMLFin, finWords(j.sreq), nil)
 		if err == nil && !sent {
 			_, err = m.Send(src, btl.TagPMLFin, encodeFin(make([]byte, finHdrLen), j.sreq), nil, nil)
@@ -468,10 +469,29 @@ func (p *PML) readDone(j *rndvJob) {
 		return
 	}
 	if _, err := m.Send(src, btl.TagPMLFin, encodeFin(r.hdr[:], j.sreq), nil, nil); err != nil {
+		if j.direct {
+			r.status, r.err, r.early = Status{}, err, true
+			return
+		}
 		r.finish(Status{}, err)
 		return
 	}
-	p.finishRecv(r)
+	p.endRecv(j)
+}
+
+// endRecv completes the receive of j, whose payload is all in: finishRecv,
+// or with plain stores when a direct receive took it (takeRndv), since no
+// other goroutine can see its request (Done reads r.early), as the direct
+// receive of an eager message completes.
+func (p *PML) endRecv(j *rndvJob) {
+	r := j.r
+	if !j.direct {
+		p.finishRecv(r)
+		return
+	}
+	r.status = Status{Source: r.source(r.peer), Tag: r.tag, Count: r.want}
+	r.err = truncErr(r.size, len(r.buf), r.status.Source, r.tag)
+	r.early = true
 }
 
 // Batched reads (Config.RgetBatchMax). A single-copy read's system call

@@ -4,13 +4,13 @@ import "github.com/gorun-mpi/gorun/btl"
 
 // TakeFrom implements btl.DirectTaker for src's fast box: the record at
 // the box's read position, when it is the pair's next (the sequence
-// pollBox checks) and a data record with tag, goes to t instead of the
-// registered callback, and is consumed when t takes it. It does not look
+// pollBox checks) and a data record with a tag in tags, goes to t instead
+// of the registered callback, and is consumed when t takes it. It does not look
 // when the poll would have other work first: FIFO slots (which may carry
 // src's earlier messages: catchUp), acks to send, sends to src queued, a
 // box found corrupt. The read position is published as pollBox does it
 // in ping-pong style: when the box is found empty, or half of it read.
-func (m *Module) TakeFrom(src int, tag btl.Tag, t btl.Taker) int {
+func (m *Module) TakeFrom(src int, tags btl.TagSet, t btl.Taker) int {
 	if uint(src) >= uint(len(m.peers)) || !m.beginPoll() {
 		return -1
 	}
@@ -31,12 +31,12 @@ func (m *Module) TakeFrom(src int, tag btl.Tag, t btl.Taker) int {
 	}
 	rs, data := dataRecord(w, off, b.size, m.boxMsgMax)
 	rec := recordOf(w)
-	if !data || rec.seq != b.exp || rec.tag != tag {
+	if !data || rec.seq != b.exp || !tags.Has(rec.tag) {
 		m.progMu.Unlock()
 		return -1
 	}
 	m.raceRecv(b.src)
-	if !t.Take(src, b.record(off, rec.n)) {
+	if !t.Take(src, rec.tag, b.record(off, rec.n)) {
 		m.progMu.Unlock()
 		return -1
 	}

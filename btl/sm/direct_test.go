@@ -13,7 +13,7 @@ type taker struct {
 	got    []string
 }
 
-func (k *taker) Take(src int, data []byte) bool {
+func (k *taker) Take(src int, _ btl.Tag, data []byte) bool {
 	if k.accept {
 		k.got = append(k.got, fmt.Sprintf("%d:%s", src, data))
 	}
@@ -41,7 +41,7 @@ func TestTakeFrom(t *testing.T) {
 	}
 	// The first message sets up the box (threshold 1) and goes by the FIFO.
 	send(tagA, "setup")
-	if k := (&taker{accept: true}); mods[1].TakeFrom(0, tagA, k) != -1 || len(k.got) != 0 {
+	if k := (&taker{accept: true}); mods[1].TakeFrom(0, btl.TagsOf(tagA), k) != -1 || len(k.got) != 0 {
 		t.Fatalf("TakeFrom with a FIFO slot waiting: took %v; want -1 and nothing taken", k.got)
 	}
 	pumpUntil(t, mods, func() bool { return len(cb) == 1 })
@@ -49,18 +49,18 @@ func TestTakeFrom(t *testing.T) {
 		t.Fatal("no fast box from rank 0 after the threshold")
 	}
 	k := &taker{accept: true}
-	if n := mods[1].TakeFrom(0, tagA, k); n != 0 {
+	if n := mods[1].TakeFrom(0, btl.TagsOf(tagA), k); n != 0 {
 		t.Fatalf("TakeFrom of an empty box = %d, want 0", n)
 	}
 	send(tagA, "one")
 	send(tagA, "two")
-	if n := mods[1].TakeFrom(0, tagA, k); n != 1 || fmt.Sprint(k.got) != "[0:one]" {
+	if n := mods[1].TakeFrom(0, btl.TagsOf(tagA), k); n != 1 || fmt.Sprint(k.got) != "[0:one]" {
 		t.Fatalf("TakeFrom = %d, took %v; want 1, [0:one]", n, k.got)
 	}
-	if n := mods[1].TakeFrom(0, tagB, k); n != -1 {
+	if n := mods[1].TakeFrom(0, btl.TagsOf(tagB), k); n != -1 {
 		t.Fatalf("TakeFrom for another tag = %d, want -1", n)
 	}
-	if n := mods[1].TakeFrom(0, tagA, &taker{accept: false}); n != -1 {
+	if n := mods[1].TakeFrom(0, btl.TagsOf(tagA), &taker{accept: false}); n != -1 {
 		t.Fatalf("TakeFrom refused by the taker = %d, want -1", n)
 	}
 	send(tagB, "three")
@@ -71,13 +71,13 @@ func TestTakeFrom(t *testing.T) {
 	if fmt.Sprint(k.got) != "[0:one]" {
 		t.Fatalf("the taker got %v, want [0:one]", k.got)
 	}
-	if n := mods[1].TakeFrom(0, tagA, k); n != 0 {
+	if n := mods[1].TakeFrom(0, btl.TagsOf(tagA), k); n != 0 {
 		t.Fatalf("TakeFrom of the drained box = %d, want 0", n)
 	}
 	if got, want := mods[1].peers[0].in.ctl.rd.Load(), mods[1].peers[0].in.r; got != want {
 		t.Fatalf("read position published %d after an empty look; want %d", got, want)
 	}
-	if n := mods[1].TakeFrom(5, tagA, k); n != -1 {
+	if n := mods[1].TakeFrom(5, btl.TagsOf(tagA), k); n != -1 {
 		t.Fatalf("TakeFrom of a rank outside the job = %d, want -1", n)
 	}
 }
