@@ -27,18 +27,18 @@ type limits struct {
 // being read, when that was faster lately (Config.SerialCarryMax,
 // serialChoice.way): a rendezvous up to limits.carry that the rget band
 // would have read.
-func (l limits) carriable(n int) bool { return n > l.eager && n <= l.carry && l.inBand(n) }
+func (l *limits) carriable(n int) bool { return n > l.eager && n <= l.carry && l.inBand(n) }
 
 // streamable says whether an n-byte message is a rendezvous that may carry
 // its whole payload in its first fragment when it is part of a one-way
 // stream (Comm.streamingTo; planSend's stream).
-func (l limits) streamable(n int) bool { return n > l.eager && n <= l.stream }
+func (l *limits) streamable(n int) bool { return n > l.eager && n <= l.stream }
 
 // pipeable says whether an n-byte message of a one-way stream may go by
 // the two-copy pipeline instead of the single-copy read it would take
 // (Config.StreamPipeMax): above the stream band, up to pipeMax, in the
 // rget band. Which of the two it takes is timeStream's choice.
-func (l limits) pipeable(n int) bool {
+func (l *limits) pipeable(n int) bool {
 	return l.pipeMax > 0 && n > max(l.stream, l.eager) && n <= l.pipeMax && l.inBand(n)
 }
 
@@ -47,18 +47,18 @@ func (l limits) pipeable(n int) bool {
 // stream's message does (flagStream), when that was faster lately
 // (Config.SerialSplit, serialChoice.way): one the splitsInStream band holds,
 // above the stream band (whose messages a stream carries).
-func (l limits) splittable(n int) bool { return l.serialSplit && n > l.stream && l.splitsInStream(n) }
+func (l *limits) splittable(n int) bool { return l.serialSplit && n > l.stream && l.splitsInStream(n) }
 
 // splitsInStream says whether an n-byte message read by its receiver
 // would have its read shared with the sender only as part of a one-way
 // stream (flagStream): from splitStream, below splitMin.
-func (l limits) splitsInStream(n int) bool {
+func (l *limits) splitsInStream(n int) bool {
 	return l.splitStream > 0 && n >= l.splitStream && n < l.splitMin && l.inBand(n)
 }
 
 // inBand says whether an n-byte message must use the single-copy read:
 // the pml_ob1_rget_limit..pml_ob1_rget_max band, when the BTL can.
-func (l limits) inBand(n int) bool {
+func (l *limits) inBand(n int) bool {
 	return l.rget && l.rgetMin > 0 && n >= l.rgetMin && (l.rgetMax == 0 || n <= l.rgetMax)
 }
 
@@ -122,7 +122,7 @@ func planSend(n int, l *limits, credit, stream, pipe bool) sendPlan {
 // offers says whether an n-byte rendezvous whose first fragment carries
 // chunk bytes offers its buffer for a single-copy read: adaptive mode, a
 // BTL that can, and something left after the chunk.
-func (l limits) offers(n, chunk int) bool { return l.adaptive && l.rget && n > chunk }
+func (l *limits) offers(n, chunk int) bool { return l.adaptive && l.rget && n > chunk }
 
 // planRead decides whether the receive of a matched RNDV of size bytes
 // reads the rest of it from the sender's memory (single copy) or asks for
@@ -130,7 +130,7 @@ func (l limits) offers(n, chunk int) bool { return l.adaptive && l.rget && n > c
 // A message in the rget band is read; another one is read when the
 // receiver's measurements say reading is faster now (readFaster, from
 // rgetChoice.choose).
-func planRead(size int, l limits, offered, readFaster bool) bool {
+func planRead(size int, l *limits, offered, readFaster bool) bool {
 	switch {
 	case !offered || !l.rget:
 		return false

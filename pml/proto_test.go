@@ -137,7 +137,7 @@ func TestPlanRead(t *testing.T) {
 		{"no single copy here: pipeline", 1 << 20, noRget, true, true, false},
 	}
 	for _, tt := range tests {
-		if got := planRead(tt.size, tt.l, tt.offered, tt.faster); got != tt.want {
+		if got := planRead(tt.size, &tt.l, tt.offered, tt.faster); got != tt.want {
 			t.Errorf("%s: planRead(%d, offered=%v, faster=%v) = %v, want %v", tt.name, tt.size, tt.offered, tt.faster, got, tt.want)
 		}
 	}
@@ -282,7 +282,7 @@ func TestStreamable(t *testing.T) {
 		{4096, 2048, 3000, false},
 		{4096, 4096, 4097, false},
 	} {
-		if got := (limits{eager: tt.eager, stream: tt.stream}).streamable(tt.n); got != tt.want {
+		if got := (&limits{eager: tt.eager, stream: tt.stream}).streamable(tt.n); got != tt.want {
 			t.Errorf("eager %d, stream %d: streamable(%d) = %v, want %v", tt.eager, tt.stream, tt.n, got, tt.want)
 		}
 	}

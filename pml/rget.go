@@ -306,9 +306,9 @@ func (p *PML) planReadLocked(r *Request, src int, h *matchHdr, rest int) bool {
 	offered := h.flags&flagRget != 0
 	r.rg.timed = false
 	if rest <= 0 || !offered || !l.adaptive || l.inBand(int(h.size)) || !p.serialLocked() {
-		return planRead(int(h.size), *l, offered, false)
+		return planRead(int(h.size), l, offered, false)
 	}
-	read := planRead(int(h.size), *l, offered, p.rget.choose(rest))
+	read := planRead(int(h.size), l, offered, p.rget.choose(rest))
 	r.rg.timed = true
 	return read
 }
