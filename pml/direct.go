@@ -31,12 +31,12 @@ import (
 // Anything else (another communicator's or tag's message first, an eager
 // synchronous send, a longer message, FIFO traffic or queued work in the
 // BTL, a module busy in another goroutine's poll, or no message after the
-// looks) ends the direct part, and the receive is
-// posted and waited for as before; nothing was consumed. Every
-// passEvery-th direct receive (counted with pollFor's polls) first makes
-// the full progress pass, so the rank's other traffic moves as in any
-// wait. Not while the rank has sends whose receiver may split their read
-// (bigSends: the wait must say it polls, waitLook).
+// looks) ends the direct part, and the receive is posted and waited for
+// as before; nothing was consumed. Every passEvery-th direct receive
+// (counted with pollFor's polls) first makes the full progress pass, so
+// the rank's other traffic moves as in any wait. Not while the rank has
+// sends whose receiver may split their read (bigSends: the wait must say
+// it polls, waitLook).
 
 // directTags are the messages a direct receive takes: an eager MATCH, and
 // a RNDV (takeRndv), whose read, or whose carried payload's copy, it then

@@ -5,11 +5,12 @@ import "github.com/gorun-mpi/gorun/btl"
 // TakeFrom implements btl.DirectTaker for src's fast box: the record at
 // the box's read position, when it is the pair's next (the sequence
 // pollBox checks) and a data record with a tag in tags, goes to t instead
-// of the registered callback, and is consumed when t takes it. It does not look
-// when the poll would have other work first: FIFO slots (which may carry
-// src's earlier messages: catchUp), acks to send, sends to src queued, a
-// box found corrupt. The read position is published as pollBox does it
-// in ping-pong style: when the box is found empty, or half of it read.
+// of the registered callback, and is consumed when t takes it. It does
+// not look when the poll would have other work first: FIFO slots (which
+// may carry src's earlier messages: catchUp), acks to send, sends to src
+// queued, a box found corrupt. The read position is published as pollBox
+// does it in ping-pong style: when the box is found empty, or half of it
+// read.
 func (m *Module) TakeFrom(src int, tags btl.TagSet, t btl.Taker) int {
 	if uint(src) >= uint(len(m.peers)) || !m.beginPoll() {
 		return -1
