@@ -25,7 +25,7 @@ import (
 // request with plain stores (endRecv); only a read that the poll would
 // split with the sender (pml_ob1_rget_split) is left to the poll. A
 // failed read falls back to the pipeline, whose FRAGs the receive waits
-// for as a posted one does. osu lat 8-16 KiB 3-5% faster
+// for as a posted one does. osu lat 16 KiB 4-7% faster, 8 KiB 1-5%
 // (docs/bench/2026-11-30/evening).
 //
 // Anything else (another communicator's or tag's message first, an eager
