@@ -94,23 +94,24 @@ func TestSegmentBytesPerN(t *testing.T) {
 // TestBoxSize: btl_sm_fbox_size when set; by default the largest of 256,
 // 128, 64 and 32 KiB whose boxes (one per other rank, at most
 // btl_sm_fbox_max) take at most 1 MiB, 32 KiB when even those take more.
-// A box takes messages of up to a quarter of it, at most 8 KiB.
+// A box takes messages of up to a quarter of it, at most 8 KiB and a
+// header (btl.MaxHeader).
 func TestBoxSize(t *testing.T) {
 	for _, tt := range []struct{ set, max, n, want, msg int }{
-		{0, 32, 2, 256 << 10, 8 << 10},
-		{0, 32, 5, 256 << 10, 8 << 10},
-		{0, 32, 6, 128 << 10, 8 << 10},
-		{0, 32, 9, 128 << 10, 8 << 10},
-		{0, 32, 10, 64 << 10, 8 << 10},
-		{0, 32, 17, 64 << 10, 8 << 10},
+		{0, 32, 2, 256 << 10, 8<<10 + btl.MaxHeader},
+		{0, 32, 5, 256 << 10, 8<<10 + btl.MaxHeader},
+		{0, 32, 6, 128 << 10, 8<<10 + btl.MaxHeader},
+		{0, 32, 9, 128 << 10, 8<<10 + btl.MaxHeader},
+		{0, 32, 10, 64 << 10, 8<<10 + btl.MaxHeader},
+		{0, 32, 17, 64 << 10, 8<<10 + btl.MaxHeader},
 		{0, 32, 18, 32 << 10, 8 << 10},
 		{0, 32, 64, 32 << 10, 8 << 10},
 		{0, 32, 1024, 32 << 10, 8 << 10},
-		{0, 4, 1024, 256 << 10, 8 << 10}, // btl_sm_fbox_max 4: four boxes
-		{0, 0, 8, 256 << 10, 8 << 10},    // no boxes: nothing to size
-		{0, 32, 1, 256 << 10, 8 << 10},
+		{0, 4, 1024, 256 << 10, 8<<10 + btl.MaxHeader}, // btl_sm_fbox_max 4: four boxes
+		{0, 0, 8, 256 << 10, 8<<10 + btl.MaxHeader},    // no boxes: nothing to size
+		{0, 32, 1, 256 << 10, 8<<10 + btl.MaxHeader},
 		{16 << 10, 32, 2, 16 << 10, 4 << 10},
-		{1 << 20, 32, 64, 1 << 20, 8 << 10},
+		{1 << 20, 32, 64, 1 << 20, 8<<10 + btl.MaxHeader},
 		{1 << 10, 32, 64, 1 << 10, 256},
 	} {
 		c := DefaultConfig()
