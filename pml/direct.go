@@ -118,7 +118,7 @@ func (r *Request) Take(src int, tag btl.Tag, data []byte) bool {
 		return false // synchronous, or malformed: the usual path logs it
 	}
 	payload := data[matchHdrLen:]
-	if h.ctx != r.recv.Ctx || len(payload) > len(r.buf) || r.recv.Tag != match.AnyTag && int(h.tag) != r.recv.Tag {
+	if !r.accepts(&h) || len(payload) > len(r.buf) {
 		return false
 	}
 	p := r.p
@@ -147,19 +147,12 @@ func (r *Request) Take(src int, tag btl.Tag, data []byte) bool {
 func (r *Request) takeRndv(src int, data []byte) bool {
 	var h matchHdr
 	chunk, err := decodeRndv(data, &h)
-	if err != nil || h.ctx != r.recv.Ctx || r.recv.Tag != match.AnyTag && int(h.tag) != r.recv.Tag || h.size > uint64(len(r.buf)) || uint64(len(chunk)) > h.size {
+	if err != nil || !r.accepts(&h) || h.size > uint64(len(r.buf)) || uint64(len(chunk)) > h.size {
 		return false
 	}
 	p := r.p
-	if rest := int(h.size) - len(chunk); rest > 0 {
-		l := &p.peers[src].lim
-		least := l.splitMin
-		if h.flags&flagStream != 0 {
-			least = l.splitStream
-		}
-		if least > 0 && rest >= least {
-			return false
-		}
+	if p.peers[src].lim.splitsRead(int(h.size)-len(chunk), h.flags&flagStream != 0) {
+		return false
 	}
 	p.mu.Lock()
 	if !p.eng.TakeDirect(h.ctx, src, int(h.tag), h.seq) {
@@ -174,6 +167,12 @@ func (r *Request) takeRndv(src int, data []byte) bool {
 	j.direct = true
 	p.taken = j
 	return true
+}
+
+// accepts says whether a message with header h is for r, a direct
+// receive: r's communicator, and its tag or AnyTag.
+func (r *Request) accepts(h *matchHdr) bool {
+	return h.ctx == r.recv.Ctx && (r.recv.Tag == match.AnyTag || int(h.tag) == r.recv.Tag)
 }
 
 var _ btl.Taker = (*Request)(nil)

@@ -49,6 +49,17 @@ func (l *limits) pipeable(n int) bool {
 // above the stream band (whose messages a stream carries).
 func (l *limits) splittable(n int) bool { return l.serialSplit && n > l.stream && l.splitsInStream(n) }
 
+// splitsRead says whether a read of rest bytes may be shared with the
+// sender (splitRead's size rule): from splitMin, or from splitStream for
+// a message of a one-way stream (flagStream).
+func (l *limits) splitsRead(rest int, stream bool) bool {
+	least := l.splitMin
+	if stream {
+		least = l.splitStream
+	}
+	return least > 0 && rest >= least
+}
+
 // splitsInStream says whether an n-byte message read by its receiver
 // would have its read shared with the sender only as part of a one-way
 // stream (flagStream): from splitStream, below splitMin.

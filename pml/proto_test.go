@@ -447,3 +447,28 @@ func TestSplittable(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitsRead: a read is shared with the sender from splitMin, or from
+// splitStream for a stream's message; never with the threshold 0.
+func TestSplitsRead(t *testing.T) {
+	l := limits{splitMin: 64 << 10, splitStream: 32 << 10}
+	for _, tt := range []struct {
+		l      limits
+		rest   int
+		stream bool
+		want   bool
+	}{
+		{l, 64<<10 - 1, false, false},
+		{l, 64 << 10, false, true},
+		{l, 32 << 10, false, false},
+		{l, 32<<10 - 1, true, false},
+		{l, 32 << 10, true, true},
+		{l, 0, true, false},
+		{limits{}, 1 << 30, false, false},
+		{limits{splitMin: 64 << 10}, 1 << 30, true, false},
+	} {
+		if got := tt.l.splitsRead(tt.rest, tt.stream); got != tt.want {
+			t.Errorf("splitMin %d, splitStream %d: splitsRead(%d, stream %v) = %v, want %v", tt.l.splitMin, tt.l.splitStream, tt.rest, tt.stream, got, tt.want)
+		}
+	}
+}

@@ -469,29 +469,26 @@ func (p *PML) readDone(j *rndvJob) {
 		return
 	}
 	if _, err := m.Send(src, btl.TagPMLFin, encodeFin(r.hdr[:], j.sreq), nil, nil); err != nil {
-		if j.direct {
-			r.status, r.err, r.early = Status{}, err, true
-			return
-		}
-		r.finish(Status{}, err)
+		j.end(Status{}, err)
 		return
 	}
 	p.endRecv(j)
 }
 
-// endRecv completes the receive of j, whose payload is all in: finishRecv,
-// or with plain stores when a direct receive took it (takeRndv), since no
-// other goroutine can see its request (Done reads r.early), as the direct
+// endRecv completes the receive of j, whose payload is all in.
+func (p *PML) endRecv(j *rndvJob) { j.end(j.r.rndvResult()) }
+
+// end completes j's receive with st and err: r.finish, or with plain
+// stores when a direct receive took it (takeRndv), since no other
+// goroutine can see its request (Done reads r.early), as the direct
 // receive of an eager message completes.
-func (p *PML) endRecv(j *rndvJob) {
+func (j *rndvJob) end(st Status, err error) {
 	r := j.r
 	if !j.direct {
-		p.finishRecv(r)
+		r.finish(st, err)
 		return
 	}
-	r.status = Status{Source: r.source(r.peer), Tag: r.tag, Count: r.want}
-	r.err = truncErr(r.size, len(r.buf), r.status.Source, r.tag)
-	r.early = true
+	r.status, r.err, r.early = st, err, true
 }
 
 // Batched reads (Config.RgetBatchMax). A single-copy read's system call
@@ -605,11 +602,7 @@ func (p *PML) splitRead(j *rndvJob) bool {
 	r, src := j.r, j.src
 	pe := &p.peers[src]
 	rest := r.want - r.received
-	least := pe.lim.splitMin
-	if j.stream {
-		least = pe.lim.splitStream
-	}
-	if least <= 0 || rest < least || p.activeSends.Load() != 0 || r.rg.timed {
+	if !pe.lim.splitsRead(rest, j.stream) || p.activeSends.Load() != 0 || r.rg.timed {
 		return false // (a read that pml_ob1_rget_adaptive times is the receiver's alone)
 	}
 	if _, ok := pe.m.(btl.Writer); !ok {
@@ -667,8 +660,12 @@ func (p *PML) onWrote(src int, data []byte) {
 }
 
 // finishRecv completes a receive whose bytes are all in.
-func (p *PML) finishRecv(r *Request) {
-	r.finish(Status{Source: r.source(r.peer), Tag: r.tag, Count: r.want}, truncErr(r.size, len(r.buf), r.source(r.peer), r.tag))
+func (p *PML) finishRecv(r *Request) { r.finish(r.rndvResult()) }
+
+// rndvResult is the result of a rendezvous receive whose bytes are all in.
+func (r *Request) rndvResult() (Status, error) {
+	src := r.source(r.peer)
+	return Status{Source: src, Tag: r.tag, Count: r.want}, truncErr(r.size, len(r.buf), src, r.tag)
 }
 
 func (p *PML) sendAckLocked(dest int, sreq, rreq, from, want uint64) {
