@@ -117,12 +117,16 @@ type TrySender interface {
 // that numbers the send and registers it for its answer (one lock where
 // the number's, the registration's and the BTL's were three). It may
 // decline more often than TrySendLocked (sm: a message that does not fit
-// the box); the caller then sends through Send, as above.
+// the box); the caller then sends through Send, as above. serial says
+// that the message is a ping-pong's (the sender's only send in flight,
+// its receiver likely waiting for it): sm's box then takes it up to 16
+// KiB and a header, where it takes a one-way stream's only up to 8 KiB
+// (larger records went faster in fragments).
 type LockedSender interface {
 	TrySender
 	SendLock(dst int) *spinlock.Mutex
 	TrySendLocked(dst int, tag Tag, hdr Header16, payload []byte) bool
-	TrySendBytesLocked(dst int, tag Tag, hdr, payload []byte) bool
+	TrySendBytesLocked(dst int, tag Tag, hdr, payload []byte, serial bool) bool
 }
 
 // SourcePoller is a module that can poll for one peer's messages alone:

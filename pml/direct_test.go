@@ -3,6 +3,7 @@ package pml
 import (
 	"bytes"
 	"errors"
+	"sync"
 	"testing"
 
 	"github.com/gorun-mpi/gorun/internal/errs"
@@ -278,5 +279,76 @@ func TestDirectRecvRndvReadFails(t *testing.T) {
 	})
 	if net.taken.Load() == 0 || net.reads.Load() == 0 {
 		t.Fatalf("%d messages taken directly, %d reads tried; want some of each", net.taken.Load(), net.reads.Load())
+	}
+}
+
+// TestSerialCarryBox: a ping-pong's rendezvous of 16 KiB, carried or read
+// as the sender's timing chooses (Config.SerialCarryMax), arrives whole
+// either way, both ways get timed, and a carried one travels in the
+// pair's fast box (a serial record, larger than a one-way stream's may
+// be), where a blocking Recv takes it directly.
+func TestSerialCarryBox(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a segment")
+	}
+	const n = 16 << 10
+	comms := smCommsTuned(t, func(c *Config) {
+		c.RgetLimit, c.StreamLimit, c.SerialCarryMax = 4096, n, n
+		c.RgetExploreMs = 1 << 20 // no second look within the test
+		c.DirectPolls = 1 << 20   // a look until the message is in
+	})
+	const msgs = 40 + 3*serialRun // past the box's threshold; a run of reads, one carried, then the faster
+	var carried, direct [msgs]bool
+	var wg sync.WaitGroup
+	for r := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, buf := comms[r], make([]byte, n)
+			for i := range msgs {
+				size := n
+				if i < 40 {
+					size = 0
+				}
+				if (i+r)%2 == 0 {
+					if err := c.Send(pattern(size, i), 1-r, 2, false); err != nil {
+						t.Errorf("rank %d, message %d: Send: %v", r, i, err)
+						return
+					}
+					if sr := c.p.spare.Load(); size > 0 && sr != nil {
+						carried[i] = sr.carried // the Send's request, kept as the spare
+					}
+					continue
+				}
+				st, err := c.Recv(buf, 1-r, 2)
+				if err != nil || st.Count != size || !bytes.Equal(buf[:size], pattern(size, i)) {
+					t.Errorf("rank %d, message %d: Recv = %+v, %v; data ok %v", r, i, st, err, bytes.Equal(buf[:size], pattern(size, i)))
+					return
+				}
+				direct[i] = directTaken(t, c)
+			}
+		}()
+	}
+	wg.Wait()
+	for r, c := range comms {
+		s := &c.p.serial
+		s.mu.Lock()
+		e := s.est[rgetClass(n)]
+		s.mu.Unlock()
+		if e.cost(pathRead) == 0 || e.cost(pathPipe) == 0 {
+			t.Errorf("rank %d's estimates of 16 KiB: read %.3f, carried %.3f ns/B; want both ways timed", r, e.cost(pathRead), e.cost(pathPipe))
+		}
+	}
+	nc, nd := 0, 0
+	for i := range msgs {
+		if carried[i] {
+			nc++
+			if direct[i] {
+				nd++
+			}
+		}
+	}
+	if nc < serialRun || nd < nc/2 {
+		t.Errorf("%d messages of 16 KiB carried, %d of them taken directly; want at least %d, most of them (in the box)", nc, nd, serialRun)
 	}
 }

@@ -560,7 +560,7 @@ func (p *PML) flushReads() {
 // or, when the BTL declines, through Send from a buffer of its own.
 func (p *PML) ackDone(src int, pe *peer, sreq, want uint64) {
 	pe.sendMu.Lock()
-	sent := pe.locked.TrySendBytesLocked(src, btl.TagPMLAck, encodeAck(pe.ackBuf[:], sreq, 0, want, want), nil)
+	sent := pe.locked.TrySendBytesLocked(src, btl.TagPMLAck, encodeAck(pe.ackBuf[:], sreq, 0, want, want), nil, false)
 	pe.sendMu.Unlock()
 	if sent {
 		return

@@ -209,9 +209,12 @@ func (c *rgetChoice) noteAt(path int, n, bytes int, d time.Duration, now int64) 
 // send whose receive is late is slower by the same wait either way, and a
 // carried one that arrives unexpected loses its payload (the receive asks
 // for it as FRAGs), which the timing counts against carrying. The limit
-// is 8 KiB by default: at 16 KiB the choice gained 0-5% near and lost
-// about as much far (osu lat, 6 batches of 3 rounds), where at 8 KiB it
-// gained 11-19% near and was within 1% far.
+// is 16 KiB by default: a carried send goes as a serial record
+// (btl.LockedSender's serial) that sm's fast box takes up to 16 KiB, and
+// a blocking Recv takes it from there directly: osu lat 16 KiB near 1.03x
+// -> 0.92x of Open MPI, far 0.92x -> 0.95-0.97x (tagged rounds,
+// docs/bench/2026-11-30/s4). Through a fragment, as before sm's box took
+// them, 16 KiB gained 0-5% near and lost about as much far.
 
 // serialRuns is the run of serial sends in progress per size class: the
 // way picked for the first send of a run goes on for serialRun sends, so

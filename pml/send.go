@@ -53,7 +53,7 @@ func (c *Comm) startSend(r *Request, buf []byte, dest, tag int, sync bool, plan 
 	h.sreq = r.id
 	copied := false
 	if ls := pe.locked; ls != nil && plan.proto != protoEager {
-		copied = ls.TrySendBytesLocked(dest, btl.TagPMLRndv, h.encodeRndv(hb[:]), buf[:plan.chunk])
+		copied = ls.TrySendBytesLocked(dest, btl.TagPMLRndv, h.encodeRndv(hb[:]), buf[:plan.chunk], plan.carried)
 	}
 	pe.sendMu.Unlock()
 	var err error

@@ -382,11 +382,11 @@ func (m *Module) pollBox(b *boxIn, max int, lineEnd bool) int {
 		}
 		var rec boxRecord
 		ok := false
-		if rs, data := dataRecord(w, off, b.size, m.boxMsgMax); data {
+		if rs, data := dataRecord(w, off, b.size, m.boxSerMax); data {
 			rec, ok = recordOf(w), true
 			rec.size = rs
 		} else {
-			rec, ok = parseBoxHeader(w, off, b.size, m.boxMsgMax)
+			rec, ok = parseBoxHeader(w, off, b.size, m.boxSerMax)
 		}
 		if !ok {
 			m.log.Error("fast box corrupt: no longer polled", "src", b.src, "offset", off, "header", w)

@@ -33,7 +33,7 @@ func newTestBox(size int) *testBox {
 	ring := newBoxRing(unsafe.Pointer(&mem[0]), unsafe.Pointer(&mem[boxCtlSize/8]), size)
 	tb := &testBox{out: &boxOut{boxRing: ring}, in: &boxIn{boxRing: ring, src: 1, exp: 1}}
 	tb.log = &testLog{Logger: hclog.NewNullLogger()}
-	tb.m = &Module{log: tb.log, boxMsgMax: size / 4}
+	tb.m = &Module{log: tb.log, boxMsgMax: size / 4, boxSerMax: size / 4}
 	tb.m.peers = make([]peer, 2)
 	tb.m.peers[1].in = tb.in
 	for tag := btl.Tag(0); tag < btl.NumTags; tag++ {
@@ -776,6 +776,68 @@ func TestTrySendBox(t *testing.T) {
 	a.Close()
 	if _, err := a.TrySend(1, btl.TagPMLMatch, btl.Header16Of(hdr), nil); !errors.Is(err, errs.ErrFinalized) {
 		t.Errorf("TrySend after Close: %v, want ErrFinalized", err)
+	}
+}
+
+// TestTrySendBytesSerial: TrySendBytesLocked takes a record of up to
+// BoxSerialMax bytes into the box when it is serial, up to BoxMsgMax
+// otherwise; the receiver delivers either whole, in order with the
+// FIFO's messages.
+func TestTrySendBytesSerial(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.FboxThreshold = 1
+	mods := newJob(t, 2, cfg)
+	a, e := mods[0], mods[1]
+	var got [][]byte
+	e.Register(btl.TagPMLRndv, func(src int, data []byte) { got = append(got, append([]byte(nil), data...)) })
+	if _, err := a.Send(1, btl.TagPMLRndv, []byte{0}, nil, nil); err != nil { // the pair's box
+		t.Fatal(err)
+	}
+	if a.peers[1].out == nil {
+		t.Fatal("no box after the first send")
+	}
+	hdr := make([]byte, btl.MaxHeader)
+	want := [][]byte{{0}}
+	lock := a.SendLock(1)
+	for i, tt := range []struct {
+		n      int
+		serial bool
+		box    bool
+	}{
+		{a.boxMsgMax - len(hdr), false, true},
+		{a.boxMsgMax - len(hdr) + 1, false, false},
+		{a.boxMsgMax - len(hdr) + 1, true, true},
+		{a.boxSerMax - len(hdr), true, true},
+		{a.boxSerMax - len(hdr) + 1, true, false},
+		{16 << 10, true, true},
+		{16 << 10, false, false},
+	} {
+		hdr[0] = byte(i + 1)
+		pay := boxMsg(i, tt.n)
+		lock.Lock()
+		ok := a.TrySendBytesLocked(1, btl.TagPMLRndv, hdr, pay, tt.serial)
+		lock.Unlock()
+		if ok != tt.box {
+			t.Fatalf("%d bytes after a %d-byte header, serial %v: taken %v, want %v (box records up to %d, serial %d)",
+				tt.n, len(hdr), tt.serial, ok, tt.box, a.boxMsgMax, a.boxSerMax)
+		}
+		if !ok {
+			if _, err := a.Send(1, btl.TagPMLRndv, hdr, pay, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want = append(want, append(append([]byte(nil), hdr...), pay...))
+	}
+	for k := 0; k < 1000 && len(got) < len(want); k++ {
+		e.Progress()
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d messages delivered, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if !bytes.Equal(got[i], want[i]) {
+			t.Fatalf("message %d (%d bytes): delivered %d bytes, not the ones sent", i, len(want[i]), len(got[i]))
+		}
 	}
 }
 

@@ -30,7 +30,7 @@ func (m *Module) TakeFrom(src int, tags btl.TagSet, t btl.Taker) int {
 		m.progMu.Unlock()
 		return 0
 	}
-	rs, data := dataRecord(w, off, b.size, m.boxMsgMax)
+	rs, data := dataRecord(w, off, b.size, m.boxSerMax)
 	rec := recordOf(w)
 	if !data || rec.seq != b.exp || !tags.Has(rec.tag) {
 		m.progMu.Unlock()

@@ -38,6 +38,7 @@ type Module struct {
 	inlineLimit int          // payloads up to this travel in consecutive FIFO slots
 	nboxes      int          // fast boxes in each rank's region
 	boxMsgMax   int          // hdr+payload up to this travel in a fast box
+	boxSerMax   int          // a serial send's up to this (Config.BoxSerialMax): the largest box record
 	boxSize     int          // bytes of a fast box ring (Config.BoxSize)
 	race        raceOrder    // the race detector's view of message order (race.go)
 	boxList     []*boxIn     // our boxes in use, for Sleep: entries below nBoxIn are set
@@ -210,6 +211,7 @@ func newModule(job Job, cfg Config, log hclog.Logger, seg *mpool.Segment, layout
 	m.prog.gather = make([]byte, m.inlineLimit+btl.MaxHeader)
 	m.nboxes = cfg.Boxes(job.Size)
 	m.boxMsgMax = cfg.BoxMsgMax(job.Size)
+	m.boxSerMax = cfg.BoxSerialMax(job.Size)
 	m.boxSize = cfg.BoxSize(job.Size)
 	m.raceInit(job.SessionDir+"/"+job.JobID, job.Rank, job.Size)
 	m.boxList = make([]*boxIn, m.nboxes)

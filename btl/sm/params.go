@@ -64,7 +64,7 @@ var Params = mca.Declare("btl_sm", []mca.Field[Config]{
 	mca.Int("btl_sm_fbox_max", "32", 0, 1<<16, func(c *Config) *int { return &c.FboxMax },
 		"fast boxes each rank's region holds, so at most this many senders get one (the segment reserves min(this, ranks-1) per rank); 0 disables fast boxes"),
 	mca.Size("btl_sm_fbox_size", "0", 0, boxSizeLimit, func(c *Config) *int { return &c.FboxSize },
-		"bytes of one fast box's ring, a power of two of at least 1k; messages up to a quarter of it, at most 8k plus a 64-byte header, travel in it; "+
+		"bytes of one fast box's ring, a power of two of at least 1k; messages up to a quarter of it, at most 8k (a ping-pong's rendezvous up to 16k plus a 64-byte header), travel in it; "+
 			"0: by the ranks on the node, 256k while a rank's boxes take at most 1m in all (up to 5 ranks), halved until they do, down to 32k "+
 			"(from 18 ranks): a box that holds a whole window of messages of up to 4 KiB saves the sends that overflow it to the FIFO "+
 			"(osu bw 512 B-4 KiB +28 to +91% against 32k)"),
@@ -156,13 +156,18 @@ const (
 	boxSizeLimit = 1 << 20
 	// boxMsgCap: larger messages (rendezvous first fragments) went
 	// faster in fragments than in a box that took them (osu bw 8-32 KiB
-	// -7 to -22% with a 128 KiB box taking up to 32 KiB). It leaves room
-	// for a header beside 8 KiB, so that a rendezvous that carries 8 KiB
-	// (pml_ob1_serial_carry_max) travels in the box, where a blocking
-	// Recv takes it directly: osu lat 8 KiB 1.96 -> 1.60 us near (0.96 ->
-	// 0.78x of Open MPI; 10 rounds, two code layouts each), for osu bw
-	// and mr at 8 KiB 5-7% lower (1.5x of Open MPI, from 1.6x).
-	boxMsgCap = 8<<10 + btl.MaxHeader
+	// -7 to -22% with a 128 KiB box taking up to 32 KiB; a box that took
+	// a one-way stream's 8 KiB and its header, osu bw and mr 8 KiB -5 to
+	// -7%).
+	boxMsgCap = 8 << 10
+	// boxSerialCap bounds the records a sender asks the box to take as a
+	// ping-pong's (btl.LockedSender.TrySendBytesLocked's serial): a
+	// rendezvous that carries up to 16 KiB (pml_ob1_serial_carry_max) to
+	// a receiver that waits for it, which a blocking Recv takes from the
+	// box directly, where through a fragment it went slower than the
+	// receiver's single-copy read (osu lat 16 KiB near: 2.58 us in the
+	// box, 3.10 in a fragment, 2.96 read; Open MPI 2.79).
+	boxSerialCap = 16<<10 + btl.MaxHeader
 )
 
 // BoxSize is the ring size of a fast box in a job of n ranks on the node:
@@ -187,6 +192,11 @@ func (c *Config) BoxSize(n int) int {
 // box in a job of n ranks on the node: a quarter of the box, at most
 // boxMsgCap.
 func (c *Config) BoxMsgMax(n int) int { return min(c.BoxSize(n)/4, boxMsgCap) }
+
+// BoxSerialMax is BoxMsgMax for a ping-pong's records (serial sends): a
+// quarter of the box, at most boxSerialCap. It is also the largest record
+// a receiver accepts from a box.
+func (c *Config) BoxSerialMax(n int) int { return min(c.BoxSize(n)/4, boxSerialCap) }
 
 // BoxStride is the bytes one fast box takes in the segment in a job of n
 // ranks on the node.

@@ -188,19 +188,23 @@ func (m *Module) TrySendLocked(dst int, tag btl.Tag, h btl.Header16, payload []b
 		return m.boxMatch(p, tag, h, payload)
 	}
 	hb := h.Bytes()
-	_, sent := m.sendBox(p, tag, hb[:], payload, n)
+	_, sent := m.sendBox(p, tag, hb[:], payload, n, m.boxMsgMax)
 	return sent
 }
 
 // TrySendBytesLocked implements btl.LockedSender: TrySendLocked for a
-// header of any length, sent only into the box.
-func (m *Module) TrySendBytesLocked(dst int, tag btl.Tag, hdr, payload []byte) bool {
+// header of any length, sent only into the box; a serial one up to
+// boxSerMax bytes, others up to boxMsgMax.
+func (m *Module) TrySendBytesLocked(dst int, tag btl.Tag, hdr, payload []byte, serial bool) bool {
 	p := &m.peers[dst]
-	n := len(hdr) + len(payload)
-	if n > m.boxMsgMax || len(hdr) > btl.MaxHeader || tag >= btl.NumTags || p.out == nil || p.mu.q.Len() != 0 || m.closed.Load() || p.lost.Load() {
+	n, max := len(hdr)+len(payload), m.boxMsgMax
+	if serial {
+		max = m.boxSerMax
+	}
+	if n > max || len(hdr) > btl.MaxHeader || tag >= btl.NumTags || p.out == nil || p.mu.q.Len() != 0 || m.closed.Load() || p.lost.Load() {
 		return false
 	}
-	_, sent := m.sendBox(p, tag, hdr, payload, n)
+	_, sent := m.sendBox(p, tag, hdr, payload, n, max)
 	return sent
 }
 
@@ -286,14 +290,14 @@ func (m *Module) send(dst int, tag btl.Tag, hdr, payload []byte, c btl.Completio
 
 // sendBox puts hdr+payload (n bytes) in p's fast box and wakes p if it
 // sleeps. It reports the pair sequence number the message carries, which
-// a message the box cannot take (too long, or the ring full) carries into
+// a message the box cannot take (more than max bytes, or the ring full) carries into
 // the FIFO, and whether the box took it. Called with p.mu held, p.out set
 // and p's pending queue empty.
-func (m *Module) sendBox(p *peer, tag btl.Tag, hdr, payload []byte, n int) (uint32, bool) {
+func (m *Module) sendBox(p *peer, tag btl.Tag, hdr, payload []byte, n, max int) (uint32, bool) {
 	seq := nextSeq(p.seq)
 	burst := m.burstNext(p)
 	m.raceSend(p.rank)
-	if n > m.boxMsgMax || !p.out.put(tag, seq, hdr, payload, !burst) {
+	if n > max || !p.out.put(tag, seq, hdr, payload, !burst) {
 		return seq, false
 	}
 	m.sentBox(p, seq, burst)
@@ -345,7 +349,7 @@ func (m *Module) sendNow(p *peer, tag btl.Tag, hdr, payload []byte, n int, off *
 	var seq uint32
 	if p.out != nil {
 		var sent bool
-		if seq, sent = m.sendBox(p, tag, hdr, payload, n); sent {
+		if seq, sent = m.sendBox(p, tag, hdr, payload, n, m.boxMsgMax); sent {
 			return true
 		}
 	}

@@ -97,27 +97,27 @@ func TestSegmentBytesPerN(t *testing.T) {
 // A box takes messages of up to a quarter of it, at most 8 KiB and a
 // header (btl.MaxHeader).
 func TestBoxSize(t *testing.T) {
-	for _, tt := range []struct{ set, max, n, want, msg int }{
-		{0, 32, 2, 256 << 10, 8<<10 + btl.MaxHeader},
-		{0, 32, 5, 256 << 10, 8<<10 + btl.MaxHeader},
-		{0, 32, 6, 128 << 10, 8<<10 + btl.MaxHeader},
-		{0, 32, 9, 128 << 10, 8<<10 + btl.MaxHeader},
-		{0, 32, 10, 64 << 10, 8<<10 + btl.MaxHeader},
-		{0, 32, 17, 64 << 10, 8<<10 + btl.MaxHeader},
-		{0, 32, 18, 32 << 10, 8 << 10},
-		{0, 32, 64, 32 << 10, 8 << 10},
-		{0, 32, 1024, 32 << 10, 8 << 10},
-		{0, 4, 1024, 256 << 10, 8<<10 + btl.MaxHeader}, // btl_sm_fbox_max 4: four boxes
-		{0, 0, 8, 256 << 10, 8<<10 + btl.MaxHeader},    // no boxes: nothing to size
-		{0, 32, 1, 256 << 10, 8<<10 + btl.MaxHeader},
-		{16 << 10, 32, 2, 16 << 10, 4 << 10},
-		{1 << 20, 32, 64, 1 << 20, 8<<10 + btl.MaxHeader},
-		{1 << 10, 32, 64, 1 << 10, 256},
+	for _, tt := range []struct{ set, max, n, want, msg, ser int }{
+		{0, 32, 2, 256 << 10, 8 << 10, 16<<10 + btl.MaxHeader},
+		{0, 32, 5, 256 << 10, 8 << 10, 16<<10 + btl.MaxHeader},
+		{0, 32, 6, 128 << 10, 8 << 10, 16<<10 + btl.MaxHeader},
+		{0, 32, 9, 128 << 10, 8 << 10, 16<<10 + btl.MaxHeader},
+		{0, 32, 10, 64 << 10, 8 << 10, 16 << 10},
+		{0, 32, 17, 64 << 10, 8 << 10, 16 << 10},
+		{0, 32, 18, 32 << 10, 8 << 10, 8 << 10},
+		{0, 32, 64, 32 << 10, 8 << 10, 8 << 10},
+		{0, 32, 1024, 32 << 10, 8 << 10, 8 << 10},
+		{0, 4, 1024, 256 << 10, 8 << 10, 16<<10 + btl.MaxHeader}, // btl_sm_fbox_max 4: four boxes
+		{0, 0, 8, 256 << 10, 8 << 10, 16<<10 + btl.MaxHeader},    // no boxes: nothing to size
+		{0, 32, 1, 256 << 10, 8 << 10, 16<<10 + btl.MaxHeader},
+		{16 << 10, 32, 2, 16 << 10, 4 << 10, 4 << 10},
+		{1 << 20, 32, 64, 1 << 20, 8 << 10, 16<<10 + btl.MaxHeader},
+		{1 << 10, 32, 64, 1 << 10, 256, 256},
 	} {
 		c := DefaultConfig()
 		c.FboxSize, c.FboxMax = tt.set, tt.max
-		if got, msg := c.BoxSize(tt.n), c.BoxMsgMax(tt.n); got != tt.want || msg != tt.msg {
-			t.Errorf("fbox_size %d, fbox_max %d, %d ranks: box %d, messages up to %d; want %d, %d", tt.set, tt.max, tt.n, got, msg, tt.want, tt.msg)
+		if got, msg, ser := c.BoxSize(tt.n), c.BoxMsgMax(tt.n), c.BoxSerialMax(tt.n); got != tt.want || msg != tt.msg || ser != tt.ser {
+			t.Errorf("fbox_size %d, fbox_max %d, %d ranks: box %d, messages up to %d, serial ones %d; want %d, %d, %d", tt.set, tt.max, tt.n, got, msg, ser, tt.want, tt.msg, tt.ser)
 		}
 		if st := c.BoxStride(tt.n); st != boxCtlSize+int64(tt.want) {
 			t.Errorf("fbox_size %d, %d ranks: stride %d, want %d", tt.set, tt.n, st, boxCtlSize+int64(tt.want))
