@@ -129,8 +129,8 @@ func (r *Request) Take(src int, tag btl.Tag, data []byte) bool {
 	}
 	p.returnCreditLocked(src, len(payload))
 	p.mu.Unlock()
-	if len(payload) <= memcpy.TinyMax {
-		memcpy.Tiny(r.buf, payload)
+	if len(payload) <= memcpy.SmallMax {
+		memcpy.Small(r.buf, payload)
 	} else {
 		memcpy.Copy(r.buf, payload)
 	}

@@ -325,8 +325,8 @@ func (p *PML) deliverEagerLocked(r *Request, src int, h *matchHdr, payload []byt
 	r.tag = int(h.tag)
 	p.returnCreditLocked(src, len(payload))
 	var n int
-	if len(payload) <= memcpy.TinyMax && len(payload) <= len(r.buf) {
-		memcpy.Tiny(r.buf, payload)
+	if len(payload) <= memcpy.SmallMax && len(payload) <= len(r.buf) {
+		memcpy.Small(r.buf, payload)
 		n = len(payload)
 	} else {
 		n = memcpy.Copy(r.buf, payload)

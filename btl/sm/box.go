@@ -215,6 +215,10 @@ func (b *boxOut) put(tag btl.Tag, seq uint32, hdr, payload []byte, join bool) bo
 	d := b.record(off, n) // off+rec <= size (reserve)
 	if join {
 		putJoined(d, hdr, payload)
+	} else if len(hdr) == 16 && len(payload) <= memcpy.SmallMax {
+		// A burst's MATCH and up to 32 bytes: no memmove calls.
+		memcpy.Small(d, hdr)
+		memcpy.Small(d[16:], payload)
 	} else {
 		// memcpy.Copy: from 1 KiB, stores that do not first read each of
 		// the ring's lines back from the receiver's core (osu lat 2-4 KiB

@@ -238,7 +238,7 @@ func putJoined(d, hdr, payload []byte) {
 		// rather than two memmove calls.
 		var t [16 + memcpy.TinyMax]byte
 		*(*[16]byte)(t[:16]) = [16]byte(hdr)
-		memcpy.Tiny(t[16:], payload)
+		memcpy.Small(t[16:], payload)
 		copy(d, t[:len(d)])
 	case len(hdr) > 0 && len(payload) > 0 && len(d) <= joinMax:
 		var t [joinMax]byte

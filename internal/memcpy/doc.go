@@ -9,10 +9,14 @@
 // in that size range, and what Open MPI's fragments get.
 //
 // Copy falls back to copy() for short copies, on CPUs without ERMS and on
-// other architectures. Tiny copies at most TinyMax bytes without a call
+// other architectures. Small copies at most SmallMax bytes without a call
 // to memmove (small messages' headers and payloads), and Words16 loads as
 // many as two words, for word stores straight from registers.
 package memcpy
 
-// TinyMax is the most bytes Tiny copies.
+// TinyMax is the most bytes Words16 loads: a payload that travels in
+// registers (sm's putMatch).
 const TinyMax = 16
+
+// SmallMax is the most bytes Small copies.
+const SmallMax = 32

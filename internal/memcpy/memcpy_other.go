@@ -13,8 +13,8 @@ func Copy(dst, src []byte) int { return copy(dst, src) }
 // PrefetchW does nothing here.
 func PrefetchW(p unsafe.Pointer) {}
 
-// Tiny is copy() here (see the amd64 Tiny for its contract).
-func Tiny(dst, src []byte) { copy(dst, src) }
+// Small is copy() here (see the amd64 Small for its contract).
+func Small(dst, src []byte) { copy(dst, src) }
 
 // Words16 is the amd64 Words16 (see there) with a copy.
 func Words16(src []byte) (lo, hi uint64) {

@@ -51,22 +51,22 @@ func BenchmarkCopy(b *testing.B) {
 	}
 }
 
-// Tiny copies exactly len(src) bytes (0..TinyMax) at any alignment of
+// Small copies exactly len(src) bytes (0..SmallMax) at any alignment of
 // either side, and writes nothing around them.
-func TestTiny(t *testing.T) {
+func TestSmall(t *testing.T) {
 	src := make([]byte, 64)
 	for i := range src {
 		src[i] = byte(i*13 + 1)
 	}
-	for n := 0; n <= TinyMax; n++ {
+	for n := 0; n <= SmallMax; n++ {
 		for _, so := range []int{0, 1, 5, 8} {
 			for _, do := range []int{0, 3, 7} {
-				dst := bytes.Repeat([]byte{0xee}, 48)
-				want := bytes.Repeat([]byte{0xee}, 48)
-				Tiny(dst[8+do:8+do+n+2], src[so:so+n])
+				dst := bytes.Repeat([]byte{0xee}, 64)
+				want := bytes.Repeat([]byte{0xee}, 64)
+				Small(dst[8+do:8+do+n+2], src[so:so+n])
 				copy(want[8+do:], src[so:so+n])
 				if !bytes.Equal(dst, want) {
-					t.Fatalf("Tiny of %d bytes (src offset %d, dst offset %d):\n got %x\nwant %x", n, so, do, dst, want)
+					t.Fatalf("Small of %d bytes (src offset %d, dst offset %d):\n got %x\nwant %x", n, so, do, dst, want)
 				}
 			}
 		}
