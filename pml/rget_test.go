@@ -736,8 +736,8 @@ func TestStreamAdaptiveLoneSends(t *testing.T) {
 // A ping-pong's messages in the stream band (Config.SerialCarryMax) are
 // carried or read, whichever completed faster lately, by each sender's
 // own timing: with reads slowed, they are carried after the first run of
-// each way; with carries slowed, they are read; without SerialCarryMax,
-// always read. Every message arrives whole either way. A send that is
+// each way; with carries slowed, they are read, the carried run cut short
+// once it is timed (serialCut); without SerialCarryMax, always read. Every message arrives whole either way. A send that is
 // not the rank's only one in flight is read and not timed.
 func TestSerialCarry(t *testing.T) {
 	const n, rounds = 1500, 150
@@ -770,8 +770,11 @@ func TestSerialCarry(t *testing.T) {
 		net := newNet(true)
 		net.carryDelay = 2 * time.Millisecond
 		pingPong(t, net)
-		if r, c := net.reads.Load(), net.carries.Load(); c != first || r != 2*rounds-first {
-			t.Errorf("%d reads and %d carried sends, want %d and %d", r, c, 2*rounds-first, first)
+		// Each rank's carried run: its first send (timed, dropped) and
+		// the sends up to its next timed one, which ends the run.
+		cut := int64(2 * (serialEvery + 1))
+		if r, c := net.reads.Load(), net.carries.Load(); c != cut || r != 2*rounds-cut {
+			t.Errorf("%d reads and %d carried sends, want %d and %d (the carried runs cut short)", r, c, 2*rounds-cut, cut)
 		}
 	})
 	t.Run("off", func(t *testing.T) {
@@ -979,11 +982,13 @@ func TestSerialSplit(t *testing.T) {
 		net.writeDelay = 20 * time.Millisecond
 		job(t, net, play)
 		// Splits made are the exploring runs' (at most two each: a
-		// warm-up's first time is dropped). A declined ask is a whole
-		// read, timed as one, and leaves the way unmeasured, so that
-		// under load the asks go on (harmless: each is a whole read).
-		if a, w := net.streamFlagged.Load(), net.writes.Load(); a < first || w > 2*first || w > a {
-			t.Errorf("%d sends asked for a split and %d were split, want at least the exploring runs' %d asked and at most %d split", a, w, first, 2*first)
+		// warm-up's first time is dropped), which end once a split is
+		// timed (serialCut). A declined ask is a whole read, timed as
+		// one, and leaves the way unmeasured, so that under load the asks
+		// go on (harmless: each is a whole read).
+		cut := int64(2 * (serialEvery + 1))
+		if a, w := net.streamFlagged.Load(), net.writes.Load(); a < cut || w > 2*first || w > a {
+			t.Errorf("%d sends asked for a split and %d were split, want at least the cut exploring runs' %d asked and at most %d split", a, w, cut, 2*first)
 		}
 	})
 	t.Run("declined", func(t *testing.T) {
