@@ -348,7 +348,9 @@ func TestSerialCarryBox(t *testing.T) {
 			}
 		}
 	}
-	if nc < serialRun || nd < nc/2 {
-		t.Errorf("%d messages of 16 KiB carried, %d of them taken directly; want at least %d, most of them (in the box)", nc, nd, serialRun)
+	// Each rank carries a run of its sends, or the first serialEvery+1
+	// of one when carrying was timed much slower (serialCut: -race).
+	if least := 2 * (serialEvery + 1); nc < least || nd < nc/2 {
+		t.Errorf("%d messages of 16 KiB carried, %d of them taken directly; want at least %d, most of them (in the box)", nc, nd, least)
 	}
 }
