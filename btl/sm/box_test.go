@@ -724,18 +724,26 @@ func FuzzDataRecord(f *testing.F) {
 	})
 }
 
+// boxJob builds a job of n ranks whose pairs get a box at their first
+// message; rank 1 keeps a copy of every message of tag it receives, in
+// order, in *got.
+func boxJob(t *testing.T, n int, tag btl.Tag) ([]*Module, *[][]byte) {
+	cfg := DefaultConfig()
+	cfg.FboxThreshold = 1
+	mods := newJob(t, n, cfg)
+	got := new([][]byte)
+	mods[1].Register(tag, func(src int, data []byte) { *got = append(*got, append([]byte(nil), data...)) })
+	return mods, got
+}
+
 // TestTrySendBox: TrySend's fast path (the pair's box) delivers every
 // message in order, header and payload of every length a small message
 // has (the inline word copies of 0..16-byte payloads included), in bursts
 // and one by one; a lost peer and a closed module are still refused with
 // their errors.
 func TestTrySendBox(t *testing.T) {
-	cfg := DefaultConfig()
-	cfg.FboxThreshold = 1
-	mods := newJob(t, 3, cfg)
+	mods, got := boxJob(t, 3, btl.TagPMLMatch)
 	a, e := mods[0], mods[1]
-	var got [][]byte
-	e.Register(btl.TagPMLMatch, func(src int, data []byte) { got = append(got, append([]byte(nil), data...)) })
 	var want [][]byte
 	hdr := make([]byte, 16)
 	for i := 0; i < 600; i++ {
@@ -748,20 +756,20 @@ func TestTrySendBox(t *testing.T) {
 		}
 		want = append(want, append(append([]byte(nil), hdr...), pay...))
 		if i%7 == 0 { // one by one now and then: the ping-pong's joined copy
-			for len(got) < len(want) {
+			for len(*got) < len(want) {
 				e.Progress()
 			}
 		}
 	}
-	for len(got) < len(want) {
+	for len(*got) < len(want) {
 		e.Progress()
 	}
 	if a.peers[1].out == nil {
 		t.Fatal("the pair never got a box: the fast path was not taken")
 	}
 	for i := range want {
-		if !bytes.Equal(got[i], want[i]) {
-			t.Fatalf("message %d: got %x, want %x", i, got[i], want[i])
+		if !bytes.Equal((*got)[i], want[i]) {
+			t.Fatalf("message %d: got %x, want %x", i, (*got)[i], want[i])
 		}
 	}
 	for i := 0; i < 4; i++ { // rank 2 gets a box too
@@ -784,12 +792,8 @@ func TestTrySendBox(t *testing.T) {
 // otherwise; the receiver delivers either whole, in order with the
 // FIFO's messages.
 func TestTrySendBytesSerial(t *testing.T) {
-	cfg := DefaultConfig()
-	cfg.FboxThreshold = 1
-	mods := newJob(t, 2, cfg)
+	mods, got := boxJob(t, 2, btl.TagPMLRndv)
 	a, e := mods[0], mods[1]
-	var got [][]byte
-	e.Register(btl.TagPMLRndv, func(src int, data []byte) { got = append(got, append([]byte(nil), data...)) })
 	if _, err := a.Send(1, btl.TagPMLRndv, []byte{0}, nil, nil); err != nil { // the pair's box
 		t.Fatal(err)
 	}
@@ -828,15 +832,15 @@ func TestTrySendBytesSerial(t *testing.T) {
 		}
 		want = append(want, append(append([]byte(nil), hdr...), pay...))
 	}
-	for k := 0; k < 1000 && len(got) < len(want); k++ {
+	for k := 0; k < 1000 && len(*got) < len(want); k++ {
 		e.Progress()
 	}
-	if len(got) != len(want) {
-		t.Fatalf("%d messages delivered, want %d", len(got), len(want))
+	if len(*got) != len(want) {
+		t.Fatalf("%d messages delivered, want %d", len(*got), len(want))
 	}
 	for i := range want {
-		if !bytes.Equal(got[i], want[i]) {
-			t.Fatalf("message %d (%d bytes): delivered %d bytes, not the ones sent", i, len(want[i]), len(got[i]))
+		if !bytes.Equal((*got)[i], want[i]) {
+			t.Fatalf("message %d (%d bytes): delivered %d bytes, not the ones sent", i, len(want[i]), len((*got)[i]))
 		}
 	}
 }
