@@ -211,10 +211,10 @@ func (c *rgetChoice) noteAt(path int, n, bytes int, d time.Duration, now int64) 
 // for it as FRAGs), which the timing counts against carrying. The limit
 // is 16 KiB by default: a carried send goes as a serial record
 // (btl.LockedSender's serial) that sm's fast box takes up to 16 KiB, and
-// a blocking Recv takes it from there directly: osu lat 16 KiB near 1.03x
-// -> 0.92x of Open MPI, far 0.92x -> 0.95-0.97x (tagged rounds,
-// docs/bench/2026-11-30/s4). Through a fragment, as before sm's box took
-// them, 16 KiB gained 0-5% near and lost about as much far.
+// a blocking Recv takes it from there directly: osu lat 16 KiB near
+// 1.03-1.07x -> 0.87-0.94x of Open MPI, far 0.94x -> 0.96x with serialCut
+// (tagged rounds, docs/bench/2026-11-30/s4). Through a fragment, as before sm's
+// box took them, 16 KiB gained 0-5% near and lost about as much far.
 
 // serialRuns is the run of serial sends in progress per size class: the
 // way picked for the first send of a run goes on for serialRun sends, so
@@ -296,9 +296,9 @@ func (p *PML) serialDone(r *Request) {
 // serialCut: a run of serial sends ends early once its way, just timed,
 // costs more than this many times the other way: trying the slower way
 // again is then paid for about serialEvery+1 sends rather than serialRun.
-// (osu lat 16 KiB far, where a carried send took ~1.3x a read, a whole
-// carried run at the start of the size cost ~4%, against Open MPI 1.01x
-// where reading alone gave 0.98x; 29 rounds.)
+// osu lat 16 KiB far, 23 rounds (docs/bench/2026-11-30/s4, ab/cut-lat16.txt):
+// 0.984x of Open MPI with whole runs of carried sends, 0.957x with the
+// cut, 0.941x reading alone.
 const serialCut = 1.25
 
 // cutLosing ends size n's run when it goes by path and path's estimate is

@@ -290,9 +290,9 @@ func (m *Module) send(dst int, tag btl.Tag, hdr, payload []byte, c btl.Completio
 
 // sendBox puts hdr+payload (n bytes) in p's fast box and wakes p if it
 // sleeps. It reports the pair sequence number the message carries, which
-// a message the box cannot take (more than max bytes, or the ring full) carries into
-// the FIFO, and whether the box took it. Called with p.mu held, p.out set
-// and p's pending queue empty.
+// a message the box cannot take (more than max bytes, or the ring full)
+// carries into the FIFO, and whether the box took it. Called with p.mu
+// held, p.out set and p's pending queue empty.
 func (m *Module) sendBox(p *peer, tag btl.Tag, hdr, payload []byte, n, max int) (uint32, bool) {
 	seq := nextSeq(p.seq)
 	burst := m.burstNext(p)
