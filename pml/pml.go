@@ -114,12 +114,14 @@ func splitMin(cfg Config) int {
 }
 
 // carryMax is limits.carry: SerialCarryMax, at most the BTL's max send
-// size, with single copy; else 0.
+// size and StreamLimit (planSend carries a payload only up to it: above
+// it, a send chosen as carried would be read and timed as carried), with
+// single copy; else 0.
 func carryMax(cfg Config, a btl.Attributes) int {
 	if !a.SingleCopy {
 		return 0
 	}
-	return min(cfg.SerialCarryMax, a.MaxSendSize)
+	return min(cfg.SerialCarryMax, a.MaxSendSize, cfg.StreamLimit)
 }
 
 // pipeMax is limits.pipeMax: StreamPipeMax with StreamAdaptive, else 0.

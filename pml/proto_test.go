@@ -1,6 +1,10 @@
 package pml
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/gorun-mpi/gorun/btl"
+)
 
 var testLimits = limits{eager: 4096, firstChunk: 32768, maxSend: 32768, rget: true, rgetMin: 1 << 20}
 
@@ -412,6 +416,28 @@ func TestCarriable(t *testing.T) {
 	} {
 		if got := tt.l.carriable(tt.n); got != tt.want {
 			t.Errorf("carriable(%d) with carry %d, rget from %d = %v, want %v", tt.n, tt.l.carry, tt.l.rgetMin, got, tt.want)
+		}
+	}
+}
+
+// carryMax bounds a serial send's carry by SerialCarryMax, the BTL's max
+// send size and StreamLimit, and is 0 without single copy.
+func TestCarryMax(t *testing.T) {
+	on := btl.Attributes{SingleCopy: true, MaxSendSize: 32 << 10}
+	for _, tt := range []struct {
+		carry, stream int
+		a             btl.Attributes
+		want          int
+	}{
+		{16 << 10, 16 << 10, on, 16 << 10},
+		{64 << 10, 64 << 10, on, 32 << 10}, // the max send size
+		{32 << 10, 16 << 10, on, 16 << 10}, // the stream limit: not carried above it
+		{16 << 10, 16 << 10, btl.Attributes{MaxSendSize: 32 << 10}, 0},
+		{0, 16 << 10, on, 0},
+	} {
+		cfg := Config{SerialCarryMax: tt.carry, StreamLimit: tt.stream}
+		if got := carryMax(cfg, tt.a); got != tt.want {
+			t.Errorf("carryMax(serial_carry_max %d, stream_limit %d, %+v) = %d, want %d", tt.carry, tt.stream, tt.a, got, tt.want)
 		}
 	}
 }
