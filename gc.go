@@ -12,8 +12,8 @@ import (
 
 // Every Isend and Irecv allocates its Request (32 bytes: the user may keep
 // it as long as it likes, so it cannot come from a pool; they are carved
-// from slabs of 32, pml/handle.go, which saves the allocator's time per
-// call but not the bytes: the collector's pace is the same). A program with
+// from 8 KiB allocations, pml/handle.go, which saves the allocator's time
+// per call but not the bytes: the collector's pace is the same). A program with
 // a small heap sends millions of messages a second, and Go's collector,
 // whose heap goal is the live heap plus GOGC% of it but at least 4 MiB,
 // then runs every few tens of milliseconds: osu mr at 8 B started ~40

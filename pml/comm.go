@@ -37,10 +37,15 @@ type Comm struct {
 	// sendSlabs: per destination world rank, the slab the Handles of
 	// NewIsend's eager sends come from (sendHandle).
 	sendSlabs []sendSlabSlot
-	coll      *Comm      // hidden context for collectives; nil on itself
-	dups      sync.Mutex // serializes the collectives of this package on c
-	freed     atomic.Bool
-	parent    *Comm // the user-visible Comm of a hidden one
+	// slabs: the chunk newSendSlab carves sendSlabs from, from slabNext
+	// on (slabMu held).
+	slabMu   sync.Mutex
+	slabs    *[sendSlabChunk]sendSlab
+	slabNext int
+	coll     *Comm      // hidden context for collectives; nil on itself
+	dups     sync.Mutex // serializes the collectives of this package on c
+	freed    atomic.Bool
+	parent   *Comm // the user-visible Comm of a hidden one
 }
 
 // group maps a communicator's ranks to world ranks and back. A nil *group

@@ -290,7 +290,7 @@ type PML struct {
 	unexpPooled int                  // bytes of buffer capacity unexpFree holds; at most unexpPoolBytes
 	reqFree     [reqFreeMax]*Request // receives recycled by their delivery (settleDirect), for the next startRecv (see recycleLocked): a stack of nFree
 	nFree       int
-	hslab       *[slabLen]Handle // the slab newHandleLocked hands out, from hnext on
+	hslab       *[recvSlabLen]Handle // the slab newHandleLocked hands out, from hnext on
 	hnext       int
 	hdrBuf      [btl.MaxHeader]byte // for sends made under mu
 

@@ -28,6 +28,7 @@ func TestSendHandleSlabs(t *testing.T) {
 				return h
 			}
 			var prev *sendSlab
+			gens := 0
 			for i := range uint32(3 * slabLen) {
 				seq := tc.first + i
 				h := take(seq)
@@ -40,6 +41,9 @@ func TestSendHandleSlabs(t *testing.T) {
 				}
 				if seq%slabLen != 0 && i > 0 && s != prev {
 					t.Fatalf("seq %d: a new slab within generation %d", seq, seq/slabLen)
+				}
+				if s != prev {
+					gens++
 				}
 				prev = s
 			}
@@ -58,10 +62,58 @@ func TestSendHandleSlabs(t *testing.T) {
 			if c.sendSlabs[0].Load() != nil {
 				t.Error("another destination's slab was touched")
 			}
+			// The generations' slabs were carved from one chunk, in turn.
+			if c.slabs == nil || c.slabNext != gens || cur != &c.slabs[gens-1] {
+				t.Errorf("the slabs of %d generations are not the first %d of one chunk (next %d)", gens, gens, c.slabNext)
+			}
 			if h := (&Comm{}).sendHandle(1, 5); h == nil {
 				t.Error("a communicator without slabs gave no Handle")
 			}
 		})
+	}
+}
+
+// TestSlabChunks: newSendSlab carves sendSlabChunk distinct slabs, of the
+// generation asked for, from each allocation, and newHandleLocked hands
+// out recvSlabLen distinct Handles from each of its slabs.
+func TestSlabChunks(t *testing.T) {
+	c := &Comm{}
+	seen := map[*sendSlab]bool{}
+	var chunk *[sendSlabChunk]sendSlab
+	for i := range 2*sendSlabChunk + 1 {
+		s := c.newSendSlab(uint32(100 + i))
+		if seen[s] || s.gen != uint32(100+i) {
+			t.Fatalf("slab %d: seen before %v, generation %d", i, seen[s], s.gen)
+		}
+		seen[s] = true
+		if i%sendSlabChunk == 0 {
+			if c.slabs == chunk {
+				t.Fatalf("slab %d: no new chunk", i)
+			}
+			chunk = c.slabs
+		}
+		if s != &chunk[i%sendSlabChunk] {
+			t.Fatalf("slab %d: not entry %d of the current chunk", i, i%sendSlabChunk)
+		}
+	}
+	p := &PML{}
+	got := map[*Handle]bool{}
+	var slab *[recvSlabLen]Handle
+	for i := range recvSlabLen + 1 {
+		h := p.newHandleLocked()
+		if got[h] {
+			t.Fatalf("receive Handle %d handed out twice", i)
+		}
+		got[h] = true
+		if i == 0 || i == recvSlabLen {
+			if p.hslab == slab {
+				t.Fatalf("Handle %d: no new slab", i)
+			}
+			slab = p.hslab
+		}
+		if h != &slab[i%recvSlabLen] {
+			t.Fatalf("Handle %d: not entry %d of the current slab", i, i%recvSlabLen)
+		}
 	}
 }
 
@@ -149,9 +201,11 @@ func TestNewHandlesAllocate(t *testing.T) {
 		waitPair(t, hs, hr, len(sbuf))
 	}
 	cycle()
-	// Two slabs per slabLen pairs; under -race sync.Pool drops some of the
+	// One allocation per recvSlabLen receives and one per
+	// slabLen*sendSlabChunk sends; under -race sync.Pool drops some of the
 	// Requests a receive may need (see TestHandleRecyclesRequests).
-	if a := testing.AllocsPerRun(10*slabLen, cycle); a > 0.5 {
-		t.Errorf("%.2f allocations per Irecv+Isend pair; want about %.2f (two slabs per %d pairs)", a, 2.0/slabLen, slabLen)
+	want := 1.0/recvSlabLen + 1.0/(slabLen*sendSlabChunk)
+	if a := testing.AllocsPerRun(4*recvSlabLen, cycle); a > 0.5 {
+		t.Errorf("%.3f allocations per Irecv+Isend pair; want about %.3f", a, want)
 	}
 }
