@@ -248,7 +248,9 @@ func (c *Comm) NewIrecv(buf []byte, src, tag int) (*Handle, error) {
 // sendSlabChunk at a time from one allocation per communicator
 // (newSendSlab). Each Handle of a slab goes to at most one operation, some
 // to none. A Handle the program keeps keeps its allocation alive: 8 KiB
-// for a receive's, 9.25 KiB for a send's.
+// for a receive's, 9.25 KiB for a send's (Go's size classes, with the
+// 8-byte header it puts before an object of more than 512 bytes that
+// holds pointers: 255 Handles fill 8 KiB, 256 would take 9.25).
 //
 // Why 8 KiB allocations, where slabs of 32 (1 KiB each) took one per 32
 // operations: a program that sends millions of messages a second spends
@@ -257,10 +259,10 @@ func (c *Comm) NewIrecv(buf []byte, src, tag int) (*Handle, error) {
 // against Open MPI in the near placement: bw 0.90-0.96x -> 0.99-1.04x,
 // bibw 0.88-0.90x -> 0.94-1.00x, mr 0.94-0.98x -> 1.00-1.04x; mr far
 // +10 to +15%). A receive's slab is the PML's alone, so it may be large;
-// a send's is one per destination, and 256 Handles each would hold 8 KiB
+// a send's is one per destination, and 255 Handles each would hold 8 KiB
 // per destination a rank sends to, hence the carving.
 const (
-	recvSlabLen   = 256 // 8 KiB
+	recvSlabLen   = 255 // 8,160 bytes and the header: Go's 8 KiB size class
 	slabLen       = 32  // a sendSlab: 1 KiB and its generation
 	sendSlabChunk = 8   // sendSlabs per allocation: 8,256 bytes, Go's 9,472-byte size class
 )
