@@ -12,7 +12,7 @@ import (
 
 // Every Isend and Irecv allocates its Request (32 bytes: the user may keep
 // it as long as it likes, so it cannot come from a pool; they are carved
-// from 8 KiB allocations, pml/handle.go, which saves the allocator's time
+// from 8 KiB slabs, pml/handle.go, which saves the allocator's time
 // per call but not the bytes: the collector's pace is the same). A program with
 // a small heap sends millions of messages a second, and Go's collector,
 // whose heap goal is the live heap plus GOGC% of it but at least 4 MiB,
@@ -45,7 +45,7 @@ import (
 // the first heap goal within its first sizes, and from there until the
 // heap stops growing every 128 Requests fault a new page: the faults
 // came from the Request slabs (perf, page-faults: 80% in startRecvH and
-// sendHandleSlow), 4,800 per rank in an osu bibw run. A ballast of 64 MiB
+// the eager sends' slab code of the time), 4,800 per rank in an osu bibw run. A ballast of 64 MiB
 // with as much prefaulted (below) leaves the heap's first 64 MiB of growth
 // without a collection or a fault (about the first 0.3 s of osu mr at
 // 1-256 B, its first sizes; osu, 4 interleaved rounds of four

@@ -34,18 +34,10 @@ type Comm struct {
 	// sendSeq: next sequence number per destination world rank, taken
 	// under that peer's send lock (peer.sendMu; nextSeq, eagerNow).
 	sendSeq []uint32
-	// sendSlabs: per destination world rank, the slab the Handles of
-	// NewIsend's eager sends come from (sendHandle).
-	sendSlabs []sendSlabSlot
-	// slabs: the chunk newSendSlab carves sendSlabs from, from slabNext
-	// on (slabMu held).
-	slabMu   sync.Mutex
-	slabs    *[sendSlabChunk]sendSlab
-	slabNext int
-	coll     *Comm      // hidden context for collectives; nil on itself
-	dups     sync.Mutex // serializes the collectives of this package on c
-	freed    atomic.Bool
-	parent   *Comm // the user-visible Comm of a hidden one
+	coll    *Comm      // hidden context for collectives; nil on itself
+	dups    sync.Mutex // serializes the collectives of this package on c
+	freed   atomic.Bool
+	parent  *Comm // the user-visible Comm of a hidden one
 }
 
 // group maps a communicator's ranks to world ranks and back. A nil *group
@@ -71,8 +63,7 @@ func (p *PML) newComm(ctx uint32, g *group, rank int) *Comm {
 	if g != nil {
 		size = len(g.world)
 	}
-	c := &Comm{p: p, ctx: ctx, grp: g, rank: rank, size: size, sendSeq: make([]uint32, p.cfg.Size),
-		sendSlabs: make([]sendSlabSlot, p.cfg.Size)}
+	c := &Comm{p: p, ctx: ctx, grp: g, rank: rank, size: size, sendSeq: make([]uint32, p.cfg.Size)}
 	c.coll = &Comm{p: p, ctx: ctx | collBit, grp: g, rank: rank, size: size, sendSeq: make([]uint32, p.cfg.Size), parent: c}
 	return c
 }
@@ -232,7 +223,7 @@ func (c *Comm) Isend(r *Request, buf []byte, dest, tag int, sync bool) error {
 	dest = c.WorldRank(dest)
 	if plan.proto == protoEager && !sync {
 		pe := &c.p.peers[dest]
-		if seq, sent, ok := c.eagerNow(pe, dest, tag, buf); ok {
+		if _, seq, sent, ok := c.eagerNow(pe, dest, tag, buf, false); ok {
 			return c.isendEager(r, buf, dest, tag, seq, sent)
 		}
 		plan = planSend(len(buf), &pe.lim, false, false, false) // out of credit
@@ -362,7 +353,7 @@ func (c *Comm) startRecv(r *Request, buf []byte, src, tag int) (*Request, error)
 // settled in h the same way (h.r nil: h is not shared yet), and returns
 // nil too. Otherwise (a rendezvous found waiting, an error) it returns r
 // for the caller to adopt. With fresh, h is nil and startRecvH takes a
-// zero Handle from the slab (newHandleLocked) and returns it.
+// zero Handle from the PML's slab (PML.hslab) and returns it.
 func (c *Comm) startRecvH(r *Request, buf []byte, src, tag int, h *Handle, fresh bool) (*Request, *Handle, error) {
 	p := c.p
 	p.mu.Lock()
@@ -379,7 +370,7 @@ func (c *Comm) startRecvH(r *Request, buf []byte, src, tag int, h *Handle, fresh
 		}
 	}
 	if fresh {
-		h = p.newHandleLocked()
+		h = p.hslab.take()
 	}
 	if r == nil {
 		r = p.newReqLocked()
@@ -429,7 +420,7 @@ func (c *Comm) Send(buf []byte, dest, tag int, sync bool) error {
 	var err error
 	if eager {
 		pe := &c.p.peers[dest]
-		seq, sent, ok := c.eagerNow(pe, dest, tag, buf)
+		_, seq, sent, ok := c.eagerNow(pe, dest, tag, buf, false)
 		if sent {
 			c.p.sentTo(dest)
 			return nil

@@ -165,10 +165,10 @@ func (c *Comm) startIsend(h *Handle, buf []byte, dest, tag int, sync bool) (*Han
 	var err error
 	if eager {
 		pe := &c.p.peers[dest]
-		seq, sent, ok := c.eagerNow(pe, dest, tag, buf)
+		nh, seq, sent, ok := c.eagerNow(pe, dest, tag, buf, h == nil)
 		if ok {
 			if h == nil {
-				h = c.sendHandle(dest, seq)
+				h = nh
 			}
 			h.send = true
 			if !sent && pe.try != nil {
@@ -222,7 +222,7 @@ func (c *Comm) StartIrecv(h *Handle, buf []byte, src, tag int) error {
 }
 
 // NewIrecv is StartIrecv into a Handle of its own, taken from the PML's
-// slab (see newHandleLocked), which it returns.
+// slab (PML.hslab), which it returns.
 func (c *Comm) NewIrecv(buf []byte, src, tag int) (*Handle, error) {
 	if !c.recvOK(src, tag) {
 		return nil, c.recvError(src, tag)
@@ -241,112 +241,39 @@ func (c *Comm) NewIrecv(buf []byte, src, tag int) (*Handle, error) {
 // the program may keep and Wait on again, so none is ever recycled; each
 // allocated alone (a 32-byte mallocgc, 34-39 ns with one P) was about a
 // quarter of an osu bw sender's time at 8 B. They are taken instead from
-// slabs, without a locked instruction of their own: a receive's from the
-// PML's slab of recvSlabLen, under the mu its post takes anyway
-// (newHandleLocked), an eager send's from its destination's slab of
-// slabLen, by its sequence number (sendHandle), those slabs being carved
-// sendSlabChunk at a time from one allocation per communicator
-// (newSendSlab). Each Handle of a slab goes to at most one operation, some
-// to none. A Handle the program keeps keeps its allocation alive: 8 KiB
-// for a receive's, 9.25 KiB for a send's (Go's size classes, with the
-// 8-byte header it puts before an object of more than 512 bytes that
-// holds pointers: 255 Handles fill 8 KiB, 256 would take 9.25).
+// slabs of slabLen, one allocation each, under a lock the operation takes
+// anyway and without a locked instruction of their own: a receive's from
+// the PML's slab, under the mu its post takes (PML.hslab), an eager
+// send's from its destination's, under the peer's send lock that numbers
+// and sends it (peer.hslab, Comm.eagerNow). Each Handle of a slab goes to
+// one operation. A Handle the program keeps keeps its slab (8 KiB) alive.
 //
-// Why 8 KiB allocations, where slabs of 32 (1 KiB each) took one per 32
-// operations: a program that sends millions of messages a second spends
-// most of its allocations on these, and fewer, larger ones of the same
-// bytes cost less per Handle (osu at np 2, 1-32 B, 10 interleaved rounds
-// against Open MPI in the near placement: bw 0.90-0.96x -> 0.99-1.04x,
-// bibw 0.88-0.90x -> 0.94-1.00x, mr 0.94-0.98x -> 1.00-1.04x; mr far
-// +10 to +15%). A receive's slab is the PML's alone, so it may be large;
-// a send's is one per destination, and 255 Handles each would hold 8 KiB
-// per destination a rank sends to, hence the carving.
-const (
-	recvSlabLen   = 255 // 8,160 bytes and the header: Go's 8 KiB size class
-	slabLen       = 32  // a sendSlab: 1 KiB and its generation
-	sendSlabChunk = 8   // sendSlabs per allocation: 8,256 bytes, Go's 9,472-byte size class
-)
+// Why 8 KiB: slabs of 32 (1 KiB) took one allocation per 32 operations,
+// and an eager send's, one per communicator and destination and taken by
+// its sequence number, also a CAS to publish it. A program that sends
+// millions of messages a second spends most of its allocations on these,
+// and fewer, larger ones of the same bytes, each under a lock already
+// held, cost less per Handle (osu at np 2, 1-32 B, 8-10 interleaved
+// rounds against Open MPI in the near placement: mr 0.93-0.96x ->
+// 0.99-1.01x, bw 0.93-0.96x -> 0.99-1.01x, bibw 0.86-0.90x ->
+// 0.92-0.99x).
+const slabLen = 255 // 8,160 bytes and the 8-byte header Go puts before an object of more than 512 bytes that holds pointers: the 8 KiB size class (256 took 9.25 KiB)
 
-// newHandleLocked is a zero Handle that nobody else has (mu held).
-func (p *PML) newHandleLocked() *Handle {
-	if p.hslab == nil || p.hnext == recvSlabLen {
-		p.hslab, p.hnext = new([recvSlabLen]Handle), 0
+// handleSlab hands out the Handles of a slab, a new one each slabLen,
+// under its owner's lock.
+type handleSlab struct {
+	s    *[slabLen]Handle
+	next int
+}
+
+// take is a zero Handle that nobody else has (the owner's lock held).
+func (hs *handleSlab) take() *Handle {
+	if hs.s == nil || hs.next == slabLen {
+		hs.s, hs.next = new([slabLen]Handle), 0
 	}
-	h := &p.hslab[p.hnext]
-	p.hnext++ // an index, not a resliced slice: no pointer store (nor its write-barrier check) per Handle
+	h := &hs.s[hs.next]
+	hs.next++ // an index, not a resliced slice: no pointer store (nor its write-barrier check) per Handle
 	return h
-}
-
-// sendSlab holds the Handles of the eager sends of one communicator to one
-// destination whose sequence numbers are in one generation (seq/slabLen):
-// the send numbered seq takes entry seq%slabLen, which no other send has
-// (sequence numbers are unique per destination until they wrap, by which
-// time this slab is long replaced). Immutable once published.
-type sendSlab struct {
-	h   [slabLen]Handle
-	gen uint32
-}
-
-// sendSlabSlot is a destination's current sendSlab.
-type sendSlabSlot = atomic.Pointer[sendSlab]
-
-// slabGens is the number of generations before seq wraps around.
-const slabGens = 1 << 32 / slabLen
-
-// sendHandle is a zero Handle for the eager send numbered seq to world
-// rank dest: an entry of the destination's current slab, or of a new one
-// it publishes when seq is the first of a later generation (a CAS, once
-// per slabLen sends). A send whose generation was already replaced (other
-// goroutines' sends to dest got slabLen ahead of it between its number
-// and here) gets a Handle of its own, as does a send on a communicator
-// without slabs (a hidden collective one). It does not inline (cost 103
-// of 80: the slow path's call alone costs 57).
-func (c *Comm) sendHandle(dest int, seq uint32) *Handle {
-	if dest < len(c.sendSlabs) {
-		if s := c.sendSlabs[dest].Load(); s != nil && s.gen == seq/slabLen {
-			return &s.h[seq%slabLen] // the common case: no CAS, no allocation
-		}
-	}
-	return c.sendHandleSlow(dest, seq)
-}
-
-// sendHandleSlow is sendHandle for the first send of a generation, and
-// for a communicator without slabs.
-func (c *Comm) sendHandleSlow(dest int, seq uint32) *Handle {
-	if dest >= len(c.sendSlabs) {
-		return new(Handle)
-	}
-	g := seq / slabLen
-	slot := &c.sendSlabs[dest]
-	s := slot.Load()
-	for {
-		if s != nil && s.gen == g {
-			return &s.h[seq%slabLen]
-		}
-		if s != nil && (g-s.gen)%slabGens >= slabGens/2 {
-			return new(Handle) // overtaken: s is of a later generation
-		}
-		n := c.newSendSlab(g)
-		if slot.CompareAndSwap(s, n) {
-			return &n.h[seq%slabLen]
-		}
-		s = slot.Load()
-	}
-}
-
-// newSendSlab is a zero sendSlab of generation g that nobody else has,
-// the next one of c's current chunk (sendSlabChunk of them per
-// allocation). One that loses sendHandleSlow's race stays unused.
-func (c *Comm) newSendSlab(g uint32) *sendSlab {
-	c.slabMu.Lock()
-	if c.slabs == nil || c.slabNext == sendSlabChunk {
-		c.slabs, c.slabNext = new([sendSlabChunk]sendSlab), 0
-	}
-	n := &c.slabs[c.slabNext]
-	c.slabNext++
-	c.slabMu.Unlock()
-	n.gen = g
-	return n
 }
 
 // adopt makes r h's operation. A Request that completed inside the call

@@ -161,6 +161,7 @@ type peer struct {
 	locked    btl.LockedSender
 	sends     sendTable       // our sends to this peer awaiting ACK or FIN (under sendMu)
 	ackBuf    [ackHdrLen]byte // an ACK sent under sendMu (PML.ackDone)
+	hslab     handleSlab      // the Handles of NewIsend's eager sends to this peer (under sendMu; Comm.eagerNow)
 	// Eager flow control (see creditLimit; unused when it is 0): the
 	// credit left is creditLimit + creditBack - creditTaken. creditTaken
 	// counts the eager payload bytes we sent the peer (under sendMu),
@@ -290,8 +291,7 @@ type PML struct {
 	unexpPooled int                  // bytes of buffer capacity unexpFree holds; at most unexpPoolBytes
 	reqFree     [reqFreeMax]*Request // receives recycled by their delivery (settleDirect), for the next startRecv (see recycleLocked): a stack of nFree
 	nFree       int
-	hslab       *[recvSlabLen]Handle // the slab newHandleLocked hands out, from hnext on
-	hnext       int
+	hslab       handleSlab          // the Handles of NewIrecv's receives
 	hdrBuf      [btl.MaxHeader]byte // for sends made under mu
 
 	rget rgetChoice // single copy or pipeline, per message (rget.go); regs under mu

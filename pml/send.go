@@ -407,22 +407,26 @@ func (c *Comm) seqLocked(dest int) uint32 {
 // lock were three. ok is false when the credit is short: then nothing is
 // numbered or sent, and the caller plans the send again without credit.
 // Not sent (ok), the message is numbered and credited: the caller sends
-// it another way (TrySend, Send).
-func (c *Comm) eagerNow(pe *peer, dest, tag int, buf []byte) (seq uint32, sent, ok bool) {
+// it another way (TrySend, Send). With take (and ok) it also returns a
+// zero Handle for the send, from the peer's slab (see handleSlab).
+func (c *Comm) eagerNow(pe *peer, dest, tag int, buf []byte, take bool) (h *Handle, seq uint32, sent, ok bool) {
 	p := c.p
 	pe.sendMu.Lock()
 	if !p.takeCreditLocked(pe, len(buf)) {
 		pe.sendMu.Unlock()
 		p.creditShort(pe)
-		return 0, false, false
+		return nil, 0, false, false
 	}
 	seq = c.seqLocked(dest)
+	if take {
+		h = pe.hslab.take()
+	}
 	if ls := pe.locked; ls != nil {
 		h := matchHdr{ctx: c.ctx, tag: int32(tag), seq: seq}
 		sent = ls.TrySendLocked(dest, btl.TagPMLMatch, h.matchWords(), buf)
 	}
 	pe.sendMu.Unlock()
-	return seq, sent, true
+	return h, seq, sent, true
 }
 
 // onCtl handles flow-control messages.

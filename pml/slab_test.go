@@ -7,112 +7,77 @@ import (
 	"testing"
 )
 
-// TestSendHandleSlabs: sendHandle gives every sequence number its own
-// Handle, slabLen of them per slab, a new slab for each generation
-// (including across the wrap of the sequence numbers), and a Handle of its
-// own to a send whose generation was replaced already.
-func TestSendHandleSlabs(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		first uint32
-	}{{"from 0", 0}, {"across the wrap", 1<<32 - 3*slabLen/2}} {
-		t.Run(tc.name, func(t *testing.T) {
-			c := &Comm{sendSlabs: make([]sendSlabSlot, 2)}
-			seen := map[*Handle]uint32{}
-			take := func(seq uint32) *Handle {
-				h := c.sendHandle(1, seq)
-				if prev, dup := seen[h]; dup {
-					t.Fatalf("seq %d got the Handle of seq %d", seq, prev)
-				}
-				seen[h] = seq
-				return h
+// TestHandleSlab: a handleSlab hands out slabLen distinct zero Handles
+// from each of its slabs, in order, and then starts a new slab.
+func TestHandleSlab(t *testing.T) {
+	var hs handleSlab
+	got := map[*Handle]bool{}
+	var slab *[slabLen]Handle
+	for i := range 2*slabLen + 1 {
+		h := hs.take()
+		if got[h] || *h != (Handle{}) {
+			t.Fatalf("Handle %d: handed out before %v, or not zero", i, got[h])
+		}
+		got[h] = true
+		if i%slabLen == 0 {
+			if hs.s == slab {
+				t.Fatalf("Handle %d: no new slab", i)
 			}
-			var prev *sendSlab
-			gens := 0
-			for i := range uint32(3 * slabLen) {
-				seq := tc.first + i
-				h := take(seq)
-				s := c.sendSlabs[1].Load()
-				if s == nil || s.gen != seq/slabLen || h != &s.h[seq%slabLen] {
-					t.Fatalf("seq %d: not entry %d of the slab of generation %d", seq, seq%slabLen, seq/slabLen)
-				}
-				if seq%slabLen == 0 && s == prev {
-					t.Fatalf("seq %d: no new slab for generation %d", seq, seq/slabLen)
-				}
-				if seq%slabLen != 0 && i > 0 && s != prev {
-					t.Fatalf("seq %d: a new slab within generation %d", seq, seq/slabLen)
-				}
-				if s != prev {
-					gens++
-				}
-				prev = s
-			}
-			// A send numbered one generation back (overtaken): its own Handle.
-			late := tc.first + 3*slabLen - 1 - slabLen
-			cur := c.sendSlabs[1].Load()
-			h := take(late)
-			if c.sendSlabs[1].Load() != cur {
-				t.Fatal("an overtaken send replaced the current slab")
-			}
-			for i := range cur.h {
-				if h == &cur.h[i] {
-					t.Fatalf("the overtaken send %d got entry %d of the current slab", late, i)
-				}
-			}
-			if c.sendSlabs[0].Load() != nil {
-				t.Error("another destination's slab was touched")
-			}
-			// The generations' slabs were carved from one chunk, in turn.
-			if c.slabs == nil || c.slabNext != gens || cur != &c.slabs[gens-1] {
-				t.Errorf("the slabs of %d generations are not the first %d of one chunk (next %d)", gens, gens, c.slabNext)
-			}
-			if h := (&Comm{}).sendHandle(1, 5); h == nil {
-				t.Error("a communicator without slabs gave no Handle")
-			}
-		})
+			slab = hs.s
+		}
+		if h != &slab[i%slabLen] {
+			t.Fatalf("Handle %d: not entry %d of the current slab", i, i%slabLen)
+		}
 	}
 }
 
-// TestSlabChunks: newSendSlab carves sendSlabChunk distinct slabs, of the
-// generation asked for, from each allocation, and newHandleLocked hands
-// out recvSlabLen distinct Handles from each of its slabs.
-func TestSlabChunks(t *testing.T) {
-	c := &Comm{}
-	seen := map[*sendSlab]bool{}
-	var chunk *[sendSlabChunk]sendSlab
-	for i := range 2*sendSlabChunk + 1 {
-		s := c.newSendSlab(uint32(100 + i))
-		if seen[s] || s.gen != uint32(100+i) {
-			t.Fatalf("slab %d: seen before %v, generation %d", i, seen[s], s.gen)
+// TestNewIsendHandleFromPeer: NewIsend's eager send takes its Handle from
+// its destination's slab, whichever communicator it goes on, and NewIrecv
+// from the PML's.
+func TestNewIsendHandleFromPeer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a segment")
+	}
+	c := smComms(t)
+	var dup [2]*Comm
+	var errs [2]error
+	var wg sync.WaitGroup
+	for r := range 2 { // Dup is collective
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dup[r], errs[r] = c[r].Dup()
+		}()
+	}
+	wg.Wait()
+	if errs[0] != nil || errs[1] != nil {
+		t.Fatal(errs)
+	}
+	pe := &c[0].p.peers[1]
+	for i, cc := range []*Comm{c[0], dup[0], c[0]} {
+		h, err := cc.NewIsend([]byte("x"), 1, 3, false)
+		if err != nil {
+			t.Fatal(err)
 		}
-		seen[s] = true
-		if i%sendSlabChunk == 0 {
-			if c.slabs == chunk {
-				t.Fatalf("slab %d: no new chunk", i)
-			}
-			chunk = c.slabs
+		if h != &pe.hslab.s[pe.hslab.next-1] {
+			t.Fatalf("send %d: its Handle is not the peer slab's last", i)
 		}
-		if s != &chunk[i%sendSlabChunk] {
-			t.Fatalf("slab %d: not entry %d of the current chunk", i, i%sendSlabChunk)
+		if _, err := h.Wait(nil); err != nil {
+			t.Fatal(err)
 		}
 	}
-	p := &PML{}
-	got := map[*Handle]bool{}
-	var slab *[recvSlabLen]Handle
-	for i := range recvSlabLen + 1 {
-		h := p.newHandleLocked()
-		if got[h] {
-			t.Fatalf("receive Handle %d handed out twice", i)
+	rbuf := make([]byte, 1)
+	for i, cc := range []*Comm{c[1], dup[1], c[1]} {
+		h, err := cc.NewIrecv(rbuf, 0, 3)
+		if err != nil {
+			t.Fatal(err)
 		}
-		got[h] = true
-		if i == 0 || i == recvSlabLen {
-			if p.hslab == slab {
-				t.Fatalf("Handle %d: no new slab", i)
-			}
-			slab = p.hslab
+		p := c[1].p
+		if h != &p.hslab.s[p.hslab.next-1] {
+			t.Fatalf("receive %d: its Handle is not the PML slab's last", i)
 		}
-		if h != &slab[i%recvSlabLen] {
-			t.Fatalf("Handle %d: not entry %d of the current slab", i, i%recvSlabLen)
+		if _, err := h.Wait(nil); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
@@ -201,11 +166,10 @@ func TestNewHandlesAllocate(t *testing.T) {
 		waitPair(t, hs, hr, len(sbuf))
 	}
 	cycle()
-	// One allocation per recvSlabLen receives and one per
-	// slabLen*sendSlabChunk sends; under -race sync.Pool drops some of the
-	// Requests a receive may need (see TestHandleRecyclesRequests).
-	want := 1.0/recvSlabLen + 1.0/(slabLen*sendSlabChunk)
-	if a := testing.AllocsPerRun(4*recvSlabLen, cycle); a > 0.5 {
-		t.Errorf("%.3f allocations per Irecv+Isend pair; want about %.3f", a, want)
+	// One allocation per slabLen receives and one per slabLen sends;
+	// under -race sync.Pool drops some of the Requests a receive may need
+	// (see TestHandleRecyclesRequests).
+	if a := testing.AllocsPerRun(4*slabLen, cycle); a > 0.5 {
+		t.Errorf("%.3f allocations per Irecv+Isend pair; want about %.3f", a, 2.0/slabLen)
 	}
 }
