@@ -11,6 +11,7 @@ import (
 
 	"github.com/gorun-mpi/gorun/btl"
 	"github.com/gorun-mpi/gorun/internal/errs"
+	"github.com/gorun-mpi/gorun/internal/hugepage"
 	"github.com/gorun-mpi/gorun/internal/spinlock"
 	"github.com/gorun-mpi/gorun/pml/match"
 )
@@ -94,6 +95,10 @@ type Config struct {
 	// poll, with one btl.VecReader call per peer (recv.go, queueRead).
 	// 0: each is read on its own.
 	RgetBatchMax int
+	// RgetHugepage: after how many offers to a peer's single-copy read a
+	// 2 MiB region of this rank's memory is collapsed into a huge page
+	// (internal/hugepage); 0: never.
+	RgetHugepage int
 	// SleepTimeout bounds one sleep in the transport (peer-loss checks and
 	// pending-queue retries happen at least this often while idle).
 	SleepTimeout time.Duration
@@ -295,6 +300,9 @@ type PML struct {
 	hdrBuf      [btl.MaxHeader]byte // for sends made under mu
 
 	rget rgetChoice // single copy or pipeline, per message (rget.go); regs under mu
+	// huge collapses the regions of memory that sends offer to peers'
+	// single-copy reads again and again into huge pages.
+	huge *hugepage.Collapser
 	// streams: carried or read, per one-way stream (Config.StreamAdaptive,
 	// Comm.streamingTo); only its est and mutex are used.
 	streams rgetChoice
@@ -364,6 +372,7 @@ func New(cfg Config) (*PML, error) {
 		recvs: make(map[uint64]*Request),
 	}
 	p.rget.init(time.Duration(cfg.RgetExploreMs) * time.Millisecond)
+	p.huge = hugepage.New(hugepage.Config{After: cfg.RgetHugepage})
 	p.streams.init(time.Duration(cfg.RgetExploreMs) * time.Millisecond)
 	p.streams.warmUp = true
 	p.serial.init(time.Duration(cfg.RgetExploreMs) * time.Millisecond)
@@ -559,6 +568,7 @@ func (p *PML) Close() error {
 	}
 	p.wait.wake() // a sleeper sees closed and gives the role up
 	p.stopBackground()
+	p.huge.Close()
 	p.progMu.Lock()
 	defer p.progMu.Unlock()
 	var all []error

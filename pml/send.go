@@ -39,6 +39,9 @@ func (c *Comm) startSend(r *Request, buf []byte, dest, tag int, sync bool, plan 
 		if plan.proto == protoRget || plan.offer {
 			h.flags |= flagRget
 			h.addr = uint64(uintptr(unsafe.Pointer(unsafe.SliceData(buf))))
+			if pe.lim.rget {
+				p.huge.Offer(buf)
+			}
 		}
 		if plan.stream {
 			h.flags |= flagStream
