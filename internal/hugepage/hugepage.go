@@ -21,8 +21,11 @@
 //     goroutine, started on the first, which Close stops and waits for.
 //   - A region is collapsed at most once per attempt; one the kernel
 //     refuses for now (pinned by a read in flight, no free huge page) is
-//     tried again after another Config.After offers, at most maxAttempts
-//     times; a refusal that says huge pages are not available at all
+//     tried again after twice as many offers as the last attempt waited
+//     for, at most maxAttempts times (a window of reads of one buffer, both
+//     ways at once, keeps its regions pinned most of the time, so the
+//     later tries land between windows); a refusal that says huge pages
+//     are not available at all
 //     (EINVAL, ENOSYS, EPERM before any success) turns the Collapser off.
 //   - Whatever the kernel does or refuses, no byte of memory changes:
 //     collapsing is transparent to the program and to the reading peer.
@@ -46,7 +49,7 @@ const (
 	// the pinning saved is small against the cost of counting.
 	MinOffer = 64 << 10
 
-	maxAttempts = 3
+	maxAttempts = 8
 	maxRegions  = 1 << 16 // 128 GiB of regions
 	queueLen    = 64
 	// offFailures refusals of the unavailable kind, with no success yet,
@@ -66,10 +69,14 @@ type span struct{ lo, hi uintptr }
 
 // region is one 2 MiB region's count and state.
 type region struct {
-	offers   uint32
+	offers   uint32 // since the last attempt
 	attempts uint8
 	state    uint8 // counting, queued, done
 }
+
+// due is the number of offers after which r is tried next: after, then
+// twice as many after each refusal for now.
+func (r *region) due(after uint32) uint32 { return after << r.attempts }
 
 const (
 	counting = iota
@@ -156,7 +163,7 @@ func (c *Collapser) offer(start uintptr, n int) {
 			continue
 		}
 		settled = false
-		if r.offers++; r.offers < c.after {
+		if r.offers++; r.offers < r.due(c.after) {
 			continue
 		}
 		if !c.started {
@@ -211,7 +218,7 @@ func (c *Collapser) settle(a uintptr, err error) {
 		}
 	case r.attempts >= maxAttempts:
 		r.state = done
-	default: // busy for now: try again after as many offers
+	default: // busy for now: try again after twice as many offers
 		r.state, r.offers = counting, 0
 	}
 }

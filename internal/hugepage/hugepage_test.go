@@ -132,16 +132,31 @@ func TestOfferCountsRegions(t *testing.T) {
 }
 
 func TestOfferRetriesBusy(t *testing.T) {
-	c, f := newFake(t, 2, unix.EAGAIN, unix.EBUSY, unix.EAGAIN, unix.EAGAIN)
+	busy := make([]error, maxAttempts+1)
+	for i := range busy {
+		busy[i] = unix.EAGAIN
+	}
+	busy[1] = unix.EBUSY
+	c, f := newFake(t, 2, busy...)
 	buf := at(base, 1<<20)
-	for i := 0; i < 20; i++ {
+	// Tries after 2, 4, 8, ... offers since the last: the k-th at offer
+	// 2+4+...+2^k = 2^(k+1)-2.
+	var tries []int
+	for i := 1; i <= 1<<(maxAttempts+2); i++ {
+		before := f.count()
 		c.offerRange(buf)
 		settle(c)
+		if f.count() > before {
+			tries = append(tries, i)
+		}
 	}
-	// Three attempts at most, each after 2 more offers; then the region
-	// is given up.
-	if got := f.count(); got != maxAttempts {
-		t.Errorf("%d attempts, want %d", got, maxAttempts)
+	if len(tries) != maxAttempts {
+		t.Fatalf("%d attempts (at offers %v), want %d: then the region is given up", len(tries), tries, maxAttempts)
+	}
+	for k, i := range tries {
+		if want := 1<<(k+2) - 2; i != want {
+			t.Errorf("attempt %d at offer %d, want %d (offers %v)", k+1, i, want, tries)
+		}
 	}
 	if _, ok, refused := c.Stats(); ok != 0 || refused != 0 {
 		t.Errorf("Stats = %d collapsed, %d refused; want 0, 0 (busy is not refused)", ok, refused)
