@@ -969,7 +969,12 @@ func TestSerialSplit(t *testing.T) {
 	first := int64(2 * serialRun) // each rank's run of splits
 	t.Run("whole reads slow", func(t *testing.T) {
 		net := newNet(true)
-		net.readDelay, net.readDelayMin = 2*time.Millisecond, n
+		// 10 ms: under a loaded CI a split (the sender descheduled
+		// before its write) can take a few ms, and with 2 ms whole
+		// reads won the choice and the asks stopped after the
+		// exploring runs (50 and 123 asked, in 2 of ~10 full-suite runs
+		// under -race on 2 cores).
+		net.readDelay, net.readDelayMin = 10*time.Millisecond, n
 		job(t, net, play)
 		if a, w := net.streamFlagged.Load(), net.writes.Load(); a < 2*first || w > a {
 			t.Errorf("%d sends asked for a split and %d were split, want more than the exploring runs' %d asked", a, w, first)
