@@ -45,11 +45,11 @@ import (
 // the first heap goal within its first sizes, and from there until the
 // heap stops growing every 128 Requests fault a new page: the faults
 // came from the Request slabs (perf, page-faults: 80% in startRecvH and
-// the eager sends' slab code of the time), 4,800 per rank in an osu bibw run. A ballast of 64 MiB
-// with as much prefaulted (below) leaves the heap's first 64 MiB of growth
-// without a collection or a fault (about the first 0.3 s of osu mr at
-// 1-256 B, its first sizes; osu, 4 interleaved rounds of four
-// settings, np 2: mr 1-256 B +14 to +82%, bibw 2-256 B +15 to +24%, bw
+// in the eager sends' slab refill), 4,800 per rank in an osu bibw run. A
+// ballast of 64 MiB with as much prefaulted (below) leaves the heap's
+// first 64 MiB of growth without a collection or a fault (about the
+// first 0.3 s of osu mr at 1-256 B, its first sizes; osu, 4 interleaved
+// rounds of four settings, np 2: mr 1-256 B +14 to +82%, bibw 2-256 B +15 to +24%, bw
 // unchanged; a 64 MiB ballast with only 16 or 32 MiB prefaulted gained
 // nothing in mr, so it is the faults, not the collections). The price is
 // paid once per rank: gorun -np 2 of a hello program 36-40 -> 62 ms,

@@ -465,20 +465,7 @@ func TestRecycledReceiveIsZero(t *testing.T) {
 		t.Skip("builds a segment")
 	}
 	c := smComms(t)
-	var dup [2]*Comm
-	var errs [2]error
-	var wg sync.WaitGroup
-	for r := range 2 { // Dup is collective
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			dup[r], errs[r] = c[r].Dup()
-		}()
-	}
-	wg.Wait()
-	if errs[0] != nil || errs[1] != nil {
-		t.Fatal(errs)
-	}
+	dup := dupPair(t, c)
 	p := c[1].p
 	for _, comm := range []string{"world", "dup"} {
 		cs := c

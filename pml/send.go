@@ -425,8 +425,8 @@ func (c *Comm) eagerNow(pe *peer, dest, tag int, buf []byte, take bool) (h *Hand
 		h = pe.hslab.take()
 	}
 	if ls := pe.locked; ls != nil {
-		h := matchHdr{ctx: c.ctx, tag: int32(tag), seq: seq}
-		sent = ls.TrySendLocked(dest, btl.TagPMLMatch, h.matchWords(), buf)
+		mh := matchHdr{ctx: c.ctx, tag: int32(tag), seq: seq}
+		sent = ls.TrySendLocked(dest, btl.TagPMLMatch, mh.matchWords(), buf)
 	}
 	pe.sendMu.Unlock()
 	return h, seq, sent, true

@@ -39,20 +39,7 @@ func TestNewIsendHandleFromPeer(t *testing.T) {
 		t.Skip("builds a segment")
 	}
 	c := smComms(t)
-	var dup [2]*Comm
-	var errs [2]error
-	var wg sync.WaitGroup
-	for r := range 2 { // Dup is collective
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			dup[r], errs[r] = c[r].Dup()
-		}()
-	}
-	wg.Wait()
-	if errs[0] != nil || errs[1] != nil {
-		t.Fatal(errs)
-	}
+	dup := dupPair(t, c)
 	pe := &c[0].p.peers[1]
 	for i, cc := range []*Comm{c[0], dup[0], c[0]} {
 		h, err := cc.NewIsend([]byte("x"), 1, 3, false)
@@ -172,4 +159,25 @@ func TestNewHandlesAllocate(t *testing.T) {
 	if a := testing.AllocsPerRun(4*slabLen, cycle); a > 0.5 {
 		t.Errorf("%.3f allocations per Irecv+Isend pair; want about %.3f", a, 2.0/slabLen)
 	}
+}
+
+// dupPair duplicates both ranks' communicators (Dup is collective: one
+// goroutine per rank).
+func dupPair(t *testing.T, c [2]*Comm) [2]*Comm {
+	t.Helper()
+	var dup [2]*Comm
+	var errs [2]error
+	var wg sync.WaitGroup
+	for r := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dup[r], errs[r] = c[r].Dup()
+		}()
+	}
+	wg.Wait()
+	if errs[0] != nil || errs[1] != nil {
+		t.Fatal(errs)
+	}
+	return dup
 }
