@@ -40,7 +40,9 @@ func (c *Comm) startSend(r *Request, buf []byte, dest, tag int, sync bool, plan 
 			h.flags |= flagRget
 			h.addr = uint64(uintptr(unsafe.Pointer(unsafe.SliceData(buf))))
 			if pe.lim.rget {
-				p.huge.Offer(buf)
+				// Quiet: no other send of this rank is in flight (the
+				// count includes this one), so no peer reads its memory.
+				p.huge.Offer(buf, p.activeSends.Load() <= 1)
 			}
 		}
 		if plan.stream {

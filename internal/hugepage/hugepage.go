@@ -17,16 +17,22 @@
 // offered once is never collapsed.
 //
 // Invariants:
-//   - Offer never blocks on the kernel: collapses run on one worker
-//     goroutine, started on the first, which Close stops and waits for.
+//   - A region's first attempt runs on one worker goroutine, started on
+//     the first, which Close stops and waits for: the offer that makes a
+//     region due does not wait for the kernel.
 //   - A region is collapsed at most once per attempt; one the kernel
 //     refuses for now (pinned by a read in flight, no free huge page) is
 //     tried again after twice as many offers as the last attempt waited
-//     for, at most maxAttempts times (a window of reads of one buffer, both
-//     ways at once, keeps its regions pinned most of the time, so the
-//     later tries land between windows); a refusal that says huge pages
-//     are not available at all
-//     (EINVAL, ENOSYS, EPERM before any success) turns the Collapser off.
+//     for, at most maxAttempts times, and only by a quiet offer (the
+//     caller has no other offered buffer in flight, so no peer is reading
+//     this rank's memory), in the offering goroutine before Offer returns:
+//     in a window of reads of one buffer, both ways at once, the peer
+//     reads without a gap and a collapse takes ~0.5 ms, so a try from the
+//     worker found a page pinned every time, while between two windows
+//     (the first send of the next one, before its address is given out)
+//     nothing pins it. Close waits for such a collapse too.
+//   - A refusal that says huge pages are not available at all (EINVAL,
+//     ENOSYS, EPERM before any success) turns the Collapser off.
 //   - Whatever the kernel does or refuses, no byte of memory changes:
 //     collapsing is transparent to the program and to the reading peer.
 //   - At most maxRegions regions are tracked; beyond, new ones are not.
@@ -99,6 +105,9 @@ type Collapser struct {
 	stopped chan struct{}
 	closed  bool
 	started bool
+	// inline counts the collapses running in offering goroutines (quiet
+	// retries), which Close waits for.
+	inline sync.WaitGroup
 	// refused counts refusals of the unavailable kind, ok successful
 	// collapses, tried attempts (under mu).
 	refused, ok, tried int
@@ -127,26 +136,56 @@ func madviseCollapse(addr uintptr) error {
 }
 
 // Offer counts an offer of buf to a peer's single-copy read, and queues
-// the regions it overlaps that reach the count for collapsing.
-func (c *Collapser) Offer(buf []byte) {
+// the regions it overlaps that reach the count for collapsing. quiet says
+// that no other buffer the caller offered is in flight (no peer reads the
+// caller's memory until it gives buf's address out): then a region that
+// was refused as busy before and is due again is collapsed here, before
+// Offer returns (~0.5 ms per region, once).
+func (c *Collapser) Offer(buf []byte, quiet bool) {
 	if c == nil || c.after == 0 || len(buf) < MinOffer || c.off.Load() {
 		return
 	}
-	c.offer(uintptr(unsafe.Pointer(unsafe.SliceData(buf))), len(buf))
+	c.offer(uintptr(unsafe.Pointer(unsafe.SliceData(buf))), len(buf), quiet)
 }
 
+// maxInline bounds the regions one quiet offer collapses itself (a buffer
+// of up to 6 MiB at any alignment); the others wait for a later one.
+const maxInline = 4
+
 // offer is Offer for the n bytes at start (n >= MinOffer, c on).
-func (c *Collapser) offer(start uintptr, n int) {
+func (c *Collapser) offer(start uintptr, n int, quiet bool) {
 	lo := start &^ (RegionSize - 1)
 	hi := (start + uintptr(n) + RegionSize - 1) &^ (RegionSize - 1)
 	if d := c.settled.Load(); d != nil && lo >= d.lo && hi <= d.hi {
 		return
 	}
+	var now [maxInline]uintptr
+	k := c.count(lo, hi, quiet, &now)
+	if k == 0 {
+		return
+	}
+	for _, a := range now[:k] {
+		err := errOff
+		if !c.off.Load() {
+			err = c.collapse(a)
+		}
+		c.mu.Lock()
+		c.settle(a, err)
+		c.mu.Unlock()
+	}
+	c.inline.Done()
+}
+
+// count is offer's bookkeeping under mu: it counts the offer of regions
+// [lo, hi), queues the first attempts to the worker, and returns in now
+// the quiet retries for the caller to make (counted in inline).
+func (c *Collapser) count(lo, hi uintptr, quiet bool, now *[maxInline]uintptr) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
-		return
+		return 0
 	}
+	k := 0
 	settled := true
 	for a := lo; a < hi; a += RegionSize {
 		r := c.regions[a]
@@ -166,6 +205,14 @@ func (c *Collapser) offer(start uintptr, n int) {
 		if r.offers++; r.offers < r.due(c.after) {
 			continue
 		}
+		if r.attempts > 0 { // refused as busy: a quiet offer tries again
+			if quiet && k < len(now) {
+				r.state = queued
+				now[k] = a
+				k++
+			}
+			continue
+		}
 		if !c.started {
 			c.work = make(chan uintptr, queueLen)
 			c.stopped = make(chan struct{})
@@ -182,6 +229,10 @@ func (c *Collapser) offer(start uintptr, n int) {
 	if settled {
 		c.settled.Store(&span{lo, hi})
 	}
+	if k > 0 {
+		c.inline.Add(1)
+	}
+	return k
 }
 
 // worker collapses the queued regions until Close.
@@ -244,8 +295,9 @@ func (c *Collapser) Stats() (tried, collapsed, refused int) {
 	return c.tried, c.ok, c.refused
 }
 
-// Close stops the worker and waits for it (a collapse in progress
-// finishes first). Offers after Close count nothing.
+// Close stops the worker and waits for it and for the collapses running
+// in offering goroutines (a collapse in progress finishes first). Offers
+// after Close count nothing.
 func (c *Collapser) Close() {
 	if c == nil {
 		return
@@ -264,4 +316,5 @@ func (c *Collapser) Close() {
 	if started {
 		<-c.stopped
 	}
+	c.inline.Wait()
 }

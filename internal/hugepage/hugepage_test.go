@@ -58,12 +58,19 @@ type rng struct {
 
 func at(a uintptr, n int) rng { return rng{a, n} }
 
-// offer is Offer for the range r.
-func (c *Collapser) offerRange(r rng) {
+// offerRange is Offer for the range r, not quiet (other offered buffers
+// in flight).
+func (c *Collapser) offerRange(r rng) { c.offerAt(r, false) }
+
+// offerQuiet is Offer for the range r with no other offered buffer in
+// flight.
+func (c *Collapser) offerQuiet(r rng) { c.offerAt(r, true) }
+
+func (c *Collapser) offerAt(r rng, quiet bool) {
 	if c == nil || c.after == 0 || r.n < MinOffer || c.off.Load() {
 		return
 	}
-	c.offer(r.a, r.n)
+	c.offer(r.a, r.n, quiet)
 }
 
 // wait waits for k collapses in all.
@@ -131,6 +138,11 @@ func TestOfferCountsRegions(t *testing.T) {
 	}
 }
 
+// TestOfferRetriesBusy: the first attempt is the worker's; after the
+// kernel refused it as busy, offers made while other offered buffers are
+// in flight never try again (a peer is reading), and quiet ones try
+// again, in the offering goroutine, after 4, 8, 16, ... offers since the
+// last try, maxAttempts tries in all.
 func TestOfferRetriesBusy(t *testing.T) {
 	busy := make([]error, maxAttempts+1)
 	for i := range busy {
@@ -139,27 +151,99 @@ func TestOfferRetriesBusy(t *testing.T) {
 	busy[1] = unix.EBUSY
 	c, f := newFake(t, 2, busy...)
 	buf := at(base, 1<<20)
-	// Tries after 2, 4, 8, ... offers since the last: the k-th at offer
-	// 2+4+...+2^k = 2^(k+1)-2.
+	for i := 1; i <= 1<<(maxAttempts+2); i++ {
+		c.offerRange(buf)
+		settle(c)
+		if got, want := f.count(), min(i/2, 1); got != want {
+			t.Fatalf("offer %d (none quiet): %d attempts, want %d: the first at offer 2, then none until a quiet offer", i, got, want)
+		}
+	}
+	// Quiet offers from here on: the region is long due, so the first
+	// tries at once; then after 2<<k offers since the last try.
 	var tries []int
 	for i := 1; i <= 1<<(maxAttempts+2); i++ {
 		before := f.count()
-		c.offerRange(buf)
-		settle(c)
-		if f.count() > before {
+		c.offerQuiet(buf)
+		if f.count() > before { // no settle: a quiet retry is made before Offer returns
 			tries = append(tries, i)
 		}
 	}
-	if len(tries) != maxAttempts {
-		t.Fatalf("%d attempts (at offers %v), want %d: then the region is given up", len(tries), tries, maxAttempts)
+	if len(tries) != maxAttempts-1 {
+		t.Fatalf("%d quiet attempts (at quiet offers %v), want %d: then the region is given up", len(tries), tries, maxAttempts-1)
 	}
+	want := 1
 	for k, i := range tries {
-		if want := 1<<(k+2) - 2; i != want {
-			t.Errorf("attempt %d at offer %d, want %d (offers %v)", k+1, i, want, tries)
+		if i != want {
+			t.Errorf("quiet attempt %d at quiet offer %d, want %d (offers %v)", k+1, i, want, tries)
 		}
+		want += 2 << (k + 2)
 	}
 	if _, ok, refused := c.Stats(); ok != 0 || refused != 0 {
 		t.Errorf("Stats = %d collapsed, %d refused; want 0, 0 (busy is not refused)", ok, refused)
+	}
+}
+
+// TestQuietFirstAttemptIsTheWorkers: a region's first attempt goes to the
+// worker even from a quiet offer (the offer that makes it due does not
+// wait), and a quiet offer before a busy region is due again does not try.
+func TestQuietFirstAttemptIsTheWorkers(t *testing.T) {
+	c, f := newFake(t, 2, unix.EAGAIN)
+	buf := at(base, 1<<20)
+	c.offerQuiet(buf)
+	c.offerQuiet(buf) // due: queued for the worker
+	c.mu.Lock()
+	state := c.regions[base].state
+	c.mu.Unlock()
+	if state != queued {
+		t.Fatalf("region state %d after the due quiet offer, want queued (%d) for the worker", state, queued)
+	}
+	f.wait(t, 1)
+	settle(c)
+	for i := 1; i < 4; i++ { // due again at the 4th offer since the refusal
+		c.offerQuiet(buf)
+	}
+	if f.count() != 1 {
+		t.Fatalf("%d attempts after 3 quiet offers since the refusal, want 1 (due at 4)", f.count())
+	}
+	c.offerQuiet(buf)
+	if f.count() != 2 {
+		t.Fatalf("%d attempts after the 4th quiet offer, want 2", f.count())
+	}
+}
+
+// TestCloseWaitsForInlineCollapse: Close returns only after a collapse an
+// offering goroutine is making has ended.
+func TestCloseWaitsForInlineCollapse(t *testing.T) {
+	c, f := newFake(t, 1, unix.EAGAIN)
+	buf := at(base, 1<<20)
+	c.offerRange(buf)
+	f.wait(t, 1)
+	settle(c) // refused: the next quiet offer after 2 more tries inline
+	release := make(chan struct{})
+	started := make(chan struct{})
+	c.collapse = func(a uintptr) error {
+		close(started)
+		<-release
+		return f.collapse(a)
+	}
+	c.offerRange(buf)
+	go c.offerQuiet(buf)
+	<-started
+	closed := make(chan struct{})
+	go func() { c.Close(); close(closed) }()
+	select {
+	case <-closed:
+		t.Fatal("Close returned while an offering goroutine was collapsing")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not return after the inline collapse ended")
+	}
+	if f.count() != 2 {
+		t.Errorf("%d collapses, want 2", f.count())
 	}
 }
 
@@ -266,7 +350,7 @@ func TestCollapseForReal(t *testing.T) {
 	want := bytes.Clone(buf)
 	c := New(Config{After: 1})
 	defer c.Close()
-	c.Offer(buf)
+	c.Offer(buf, false)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		_, ok, refused := c.Stats()
