@@ -165,13 +165,7 @@ func (c *Collapser) offer(start uintptr, n int, quiet bool) {
 		return
 	}
 	for _, a := range now[:k] {
-		err := errOff
-		if !c.off.Load() {
-			err = c.collapse(a)
-		}
-		c.mu.Lock()
-		c.settle(a, err)
-		c.mu.Unlock()
+		c.try(a)
 	}
 	c.inline.Done()
 }
@@ -239,14 +233,20 @@ func (c *Collapser) count(lo, hi uintptr, quiet bool, now *[maxInline]uintptr) i
 func (c *Collapser) worker(work <-chan uintptr) {
 	defer close(c.stopped)
 	for a := range work {
-		err := errOff
-		if !c.off.Load() {
-			err = c.collapse(a)
-		}
-		c.mu.Lock()
-		c.settle(a, err)
-		c.mu.Unlock()
+		c.try(a)
 	}
+}
+
+// try collapses the queued region at a (unless the Collapser has turned
+// off) and records the result.
+func (c *Collapser) try(a uintptr) {
+	err := errOff
+	if !c.off.Load() {
+		err = c.collapse(a)
+	}
+	c.mu.Lock()
+	c.settle(a, err)
+	c.mu.Unlock()
 }
 
 // settle records the result of a collapse of the region at a (mu held).
