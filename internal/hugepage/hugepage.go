@@ -125,6 +125,11 @@ func New(cfg Config) *Collapser {
 	return c
 }
 
+// SetCollapse replaces the collapse call (madvise MADV_COLLAPSE over one
+// 2 MiB region at addr) with fn: for tests of the callers, which see when
+// and from where collapses are tried. Call it before the first Offer.
+func (c *Collapser) SetCollapse(fn func(addr uintptr) error) { c.collapse = fn }
+
 // madviseCollapse asks the kernel to back the region at addr with one
 // huge page.
 func madviseCollapse(addr uintptr) error {
