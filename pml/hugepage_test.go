@@ -16,13 +16,7 @@ import (
 // offers no collapse is tried (checked: the offer in startSend removed,
 // it fails).
 func TestRgetHugepage(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a segment")
-	}
-	c := smCommsTuned(t, func(cfg *Config) { cfg.RgetLimit, cfg.RgetHugepage = 4096, 2 })
-	if !c[0].p.peers[1].lim.rget {
-		t.Skip("no single copy (process_vm_readv) here")
-	}
+	c := hugepagePair(t)
 	const n, rounds = 3 << 20, 6
 	sbuf, rbuf := make([]byte, n), make([]byte, n)
 	for i := range rounds {
@@ -68,13 +62,7 @@ func TestRgetHugepage(t *testing.T) {
 // inside it. Checked: with the offer's quiet argument always true the
 // retries come from the middle of windows, always false there are none.
 func TestHugepageRetryIsQuiet(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a segment")
-	}
-	c := smCommsTuned(t, func(cfg *Config) { cfg.RgetLimit, cfg.RgetHugepage = 4096, 2 })
-	if !c[0].p.peers[1].lim.rget {
-		t.Skip("no single copy (process_vm_readv) here")
-	}
+	c := hugepagePair(t)
 	var mu sync.Mutex
 	refused := map[uintptr]bool{}
 	var retries []int64 // the sender's active sends at each retry
@@ -148,4 +136,19 @@ func TestHugepageRetryIsQuiet(t *testing.T) {
 			t.Errorf("retry %d made with %d sends in flight; want 1 (the offering send alone)", i, a)
 		}
 	}
+}
+
+// hugepagePair is a pair of ranks over sm whose sends of 4 KiB and more
+// are read by the peer (single copy) and whose regions are collapsed
+// after 2 offers; it skips where there is no single copy.
+func hugepagePair(t *testing.T) [2]*Comm {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds a segment")
+	}
+	c := smCommsTuned(t, func(cfg *Config) { cfg.RgetLimit, cfg.RgetHugepage = 4096, 2 })
+	if !c[0].p.peers[1].lim.rget {
+		t.Skip("no single copy (process_vm_readv) here")
+	}
+	return c
 }
